@@ -1,0 +1,5 @@
+"""mcpsync: reproducible MCP server setups (mcp.toml -> mcp.lock -> configs)."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"

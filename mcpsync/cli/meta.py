@@ -1,0 +1,41 @@
+"""Machine-readable facts about commands, attached to the click objects themselves.
+
+`help --machine` and the MCP server discover everything from the click tree; these decorators
+are how a command declares what click cannot express (whether it writes, and examples).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import click
+
+C = TypeVar("C", bound=click.Command)
+
+
+def category(kind: str, *, read_when: tuple[str, ...] = ()) -> Callable[[C], C]:
+    """Mark a command `read` (changes no file) or `write`.
+
+    `read_when` names boolean flags (click parameter names) under which a write command
+    changes nothing, e.g. `lock --check` or `sync --diff`.
+    """
+    if kind not in ("read", "write"):
+        raise ValueError(kind)
+
+    def mark(cmd: C) -> C:
+        cmd.category = kind  # type: ignore[attr-defined]
+        cmd.read_when = read_when  # type: ignore[attr-defined]
+        return cmd
+
+    return mark
+
+
+def examples(*lines: str) -> Callable[[C], C]:
+    """Attach example command lines (each starting with `mcpsync `)."""
+
+    def mark(cmd: C) -> C:
+        cmd.examples = lines  # type: ignore[attr-defined]
+        return cmd
+
+    return mark

@@ -1,0 +1,55 @@
+"""One exception family. Each class carries the exit code the CLI maps it to.
+
+Core modules raise these and nothing else for expected failures; the CLI turns them into
+one clear message and an exit code in one place (mcpsync.cli.errors).
+"""
+
+from __future__ import annotations
+
+
+class McpsyncError(Exception):
+    """An expected failure with a user-facing message. Exit code 2 unless a subclass says."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def render(self) -> str:
+        return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"
+
+
+class InputError(McpsyncError):
+    """Bad input: a file, a name, a constraint, a flag value (exit 2)."""
+
+    exit_code = 2
+
+
+class InvalidConstraint(InputError):
+    """A version constraint that the constraint language does not accept."""
+
+
+class NotFound(InputError):
+    """A server or version the registry does not have (exit 2: the name is wrong)."""
+
+
+class UnsafeData(InputError):
+    """Registry data that fails validation (identifier, URL, env var name)."""
+
+
+class EnvFailure(McpsyncError):
+    """The environment failed: registry unreachable, timeout, permission (exit 3)."""
+
+    exit_code = 3
+
+
+class RegistryError(EnvFailure):
+    """The registry could not be reached or answered with something unusable."""
+
+
+class CheckFailed(McpsyncError):
+    """A --check found a difference (exit 1)."""
+
+    exit_code = 1

@@ -1,0 +1,80 @@
+"""The one network seam: what the resolver needs from a registry, whatever the backend."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+OFFICIAL_META = "io.modelcontextprotocol.registry/official"
+DEFAULT_REGISTRY = "https://registry.modelcontextprotocol.io"
+
+
+@dataclass(frozen=True)
+class ServerEntry:
+    """One version of one server, as a registry returns it (server.json plus official meta)."""
+
+    server: dict[str, Any]
+    status: str = "active"  # active | deprecated | deleted
+    is_latest: bool = False
+    published_at: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def name(self) -> str:
+        return str(self.server.get("name", ""))
+
+    @property
+    def version(self) -> str:
+        return str(self.server.get("version", ""))
+
+    @classmethod
+    def from_response(cls, item: dict[str, Any]) -> ServerEntry:
+        """Build from a ServerResponse item: {"server": {...}, "_meta": {...official...}}."""
+        server = item.get("server")
+        if not isinstance(server, dict):
+            raise ValueError("item has no 'server' object")
+        meta = item.get("_meta") or {}
+        official = meta.get(OFFICIAL_META) or {} if isinstance(meta, dict) else {}
+        return cls(
+            server=server,
+            status=str(official.get("status") or "active"),
+            is_latest=bool(official.get("isLatest", False)),
+            published_at=official.get("publishedAt"),
+            meta=meta if isinstance(meta, dict) else {},
+        )
+
+
+class Registry(Protocol):
+    """A registry backend: the v0.1 HTTP client or a file:// snapshot."""
+
+    url: str
+
+    def versions(self, name: str) -> list[ServerEntry]:
+        """Every non-deleted version of `name`. Raises NotFound if the name is unknown."""
+        ...
+
+    def versions_many(self, names: Sequence[str]) -> dict[str, list[ServerEntry]]:
+        """versions() for many names at once, with bounded concurrency.
+
+        Raises the first failure (NotFound, RegistryError); never returns a partial result."""
+        ...
+
+    def get(self, name: str, version: str) -> ServerEntry:
+        """One exact version (or "latest"). Raises NotFound."""
+        ...
+
+    def get_many(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], ServerEntry]:
+        """get() for many (name, version) pairs concurrently; raises the first failure."""
+        ...
+
+    def search(self, text: str, *, limit: int = 30, latest_only: bool = True) -> list[ServerEntry]:
+        """Servers whose name contains `text` (case-insensitive), following cursors up to limit."""
+        ...
+
+    def close(self) -> None: ...
+
+    @property
+    def request_count(self) -> int:
+        """How many HTTP requests were made (0 for a snapshot); benchmarks report it."""
+        ...
