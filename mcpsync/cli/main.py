@@ -1,0 +1,101 @@
+"""The root command group, global options, and the one place errors become exit codes."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from mcpsync.cli.context import Context
+
+# Command name -> "module:attribute". Loaded only when listed or invoked, so `mcpsync --help`
+# imports no command's dependencies.
+COMMANDS: dict[str, str] = {
+    "init": "mcpsync.cli.edit_cmds:init",
+    "add": "mcpsync.cli.edit_cmds:add",
+    "remove": "mcpsync.cli.edit_cmds:remove",
+    "lock": "mcpsync.cli.lock_cmd:lock",
+    "sync": "mcpsync.cli.sync_cmd:sync",
+    "search": "mcpsync.cli.registry_cmds:search",
+    "show": "mcpsync.cli.registry_cmds:show",
+    "list": "mcpsync.cli.report_cmds:list_cmd",
+    "outdated": "mcpsync.cli.report_cmds:outdated",
+    "help": "mcpsync.cli.machine:help_cmd",
+    "mcp": "mcpsync.cli.mcp_cmd:mcp",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [name for name in COMMANDS if self._available(name)]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        spec = COMMANDS.get(cmd_name)
+        if spec is None:
+            return None
+        module, attr = spec.split(":")
+        try:
+            return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+        except (ImportError, AttributeError):
+            return None
+
+    @staticmethod
+    def _available(name: str) -> bool:
+        module = COMMANDS[name].split(":")[0]
+        return importlib.util.find_spec(module) is not None
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--registry",
+    envvar="MCPSYNC_REGISTRY",
+    metavar="URL",
+    help="Registry URL (overrides mcp.toml; env MCPSYNC_REGISTRY). http(s):// or file:DIR.",
+)
+@click.option(
+    "-C",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Run as if started in DIR (where mcp.toml lives).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    envvar="MCPSYNC_TIMEOUT",
+    default=5.0,
+    show_default=True,
+    help="Seconds to wait for each registry request (env MCPSYNC_TIMEOUT).",
+)
+@click.version_option(package_name="mcpsync", prog_name="mcpsync")
+@click.pass_context
+def cli(ctx: click.Context, registry: str | None, directory: Path | None, timeout: float) -> None:
+    """Reproducible MCP server setups: mcp.toml -> mcp.lock -> agent and client configs.
+
+    \b
+    Typical use:
+      mcpsync init                  write a commented mcp.toml
+      mcpsync add NAME@^1.2         declare a server and lock it
+      mcpsync lock                  resolve mcp.toml against the registry into mcp.lock
+      mcpsync sync                  write every target config from mcp.lock (offline)
+      mcpsync lock --check && mcpsync sync --check     in CI
+    """
+    root = Path(directory) if directory is not None else Path.cwd()
+    ctx.obj = Context(root=root, registry_override=registry, timeout=timeout)
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI and return its exit code; never raises (used by main and the MCP server)."""
+    from mcpsync.cli.errors import invoke
+
+    return invoke(cli, list(argv) if argv is not None else sys.argv[1:])
+
+
+def main() -> None:
+    os.environ.setdefault("PYTHONIOENCODING", "utf-8")
+    sys.exit(run())
