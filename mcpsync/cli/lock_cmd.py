@@ -1,0 +1,119 @@
+"""`mcpsync lock`: resolve mcp.toml into mcp.lock; `--check` says whether it is stale."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import click
+
+from mcpsync.cli.context import Context
+from mcpsync.cli.meta import category, examples
+from mcpsync.cli.output import emit_json, json_option, note, say, stderr_is_tty
+
+if TYPE_CHECKING:
+    from mcpsync.lockfile import Lock
+    from mcpsync.project import Project
+    from mcpsync.resolve import Change
+
+
+@click.command()
+@click.option("-U", "--upgrade", is_flag=True, help="Re-resolve every server, ignoring pins.")
+@click.option(
+    "-P",
+    "--upgrade-package",
+    "upgrade_package",
+    multiple=True,
+    metavar="ALIAS",
+    help="Re-resolve this server only (repeatable).",
+)
+@click.option("--check", is_flag=True, help="Offline: exit 0 if mcp.lock matches mcp.toml, else 1.")
+@json_option
+@category("write", read_when=("check",))
+@examples("mcpsync lock", "mcpsync lock --check", "mcpsync lock -P filesystem", "mcpsync lock -U")
+@click.pass_obj
+def lock(
+    ctx: Context, upgrade: bool, upgrade_package: Sequence[str], check: bool, as_json: bool
+) -> int:
+    """Resolve mcp.toml against the registry and pin versions in mcp.lock.
+
+    Existing pins are kept while they still satisfy mcp.toml; a lock that is already
+    up to date makes no registry request and is not rewritten.
+    """
+    from mcpsync import project
+
+    proj = project.load(ctx.root, registry_override=ctx.registry_override, timeout=ctx.timeout)
+    if check:
+        return _check(proj, as_json)
+    proj.check_aliases(upgrade_package, "-P/--upgrade-package")
+    return run_lock(proj, upgrade=upgrade, upgrade_package=upgrade_package, as_json=as_json)
+
+
+def run_lock(
+    proj: Project, *, upgrade: bool = False, upgrade_package: Sequence[str] = (), as_json: bool
+) -> int:
+    """Lock a loaded project and report; shared with `add` and `remove`."""
+    from mcpsync import lockfile, resolve
+    from mcpsync.fsutil import atomic_write, read_text, run_lock
+
+    started = time.monotonic()
+    with run_lock(proj.root):
+        old = proj.read_lock()
+        count = len(proj.manifest.servers)
+        if stderr_is_tty() and not as_json and count > 1:
+            note(f"Resolving {count} servers from {proj.registry_url} …")
+        new = resolve.resolve(
+            proj.manifest,
+            old,
+            proj.registry_url,
+            proj.registry_opener(),
+            upgrade_all=upgrade,
+            upgrade=upgrade_package,
+        )
+        text = lockfile.dumps(new)
+        written = read_text(proj.lock_path) != text  # never rewrite an unchanged lock
+        if written:
+            atomic_write(proj.lock_path, text)
+    changes = resolve.changes(old, new)
+    _report(new, changes, written, time.monotonic() - started, as_json)
+    return 0
+
+
+def _report(new: Lock, changes: list[Change], written: bool, seconds: float, as_json: bool) -> None:
+    if as_json:
+        emit_json(
+            {
+                "written": written,
+                "changes": [
+                    {"action": c.action, "alias": c.alias, "old": c.old, "new": c.new}
+                    for c in changes
+                ],
+                "servers": [
+                    {"alias": s.alias, "name": s.name, "version": s.version} for s in new.servers
+                ],
+            }
+        )
+        return
+    note(
+        f"Resolved {len(new.servers)} server{'s' if len(new.servers) != 1 else ''} "
+        f"in {seconds * 1000:.0f}ms"
+    )
+    for change in changes:
+        note(change.render())
+
+
+def _check(proj: Project, as_json: bool) -> int:
+    from mcpsync import lockfile
+
+    reasons = lockfile.stale_reasons(proj.manifest, proj.read_lock(), proj.registry_url)
+    if as_json:
+        emit_json({"fresh": not reasons, "reasons": reasons})
+    elif reasons:
+        note("mcp.lock is out of date with mcp.toml:")
+        for reason in reasons:
+            note(f"  - {reason}")
+        note("Run `mcpsync lock` to update it.")
+    else:
+        say("mcp.lock is up to date.")
+    return 1 if reasons else 0

@@ -1,0 +1,113 @@
+"""File safety: atomic writes that keep mode and follow symlinks, and the run lock."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from mcpsync.errors import EnvFailure
+
+RUN_LOCK_WAIT = 10.0  # seconds a second concurrent run waits before failing clearly
+
+
+def real_target(path: Path) -> Path:
+    """The file a (possibly symlinked) config path really names: we replace that file."""
+    return Path(os.path.realpath(path))
+
+
+def read_text(path: Path) -> str | None:
+    """The file's text with line endings untouched, or None when it does not exist."""
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError:
+        from mcpsync.errors import InputError
+
+        raise InputError(f"{path} is not UTF-8 text. File not modified.") from None
+    except OSError as exc:
+        raise EnvFailure(f"Cannot read {path}: {exc.strerror}") from None
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write via a temp file beside the target, fsync, rename; keep the file's mode."""
+    target = real_target(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        mode = _mode_for(target)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise EnvFailure(f"Cannot write {path}: {exc.strerror}. File not modified.") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise EnvFailure(f"Cannot write {path}: {exc.strerror}. File not modified.") from None
+    _fsync_dir(target.parent)
+
+
+def _mode_for(target: Path) -> int:
+    try:
+        return target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _fsync_dir(directory: Path) -> None:
+    # The rename is durable only once the directory entry is; not possible on every OS.
+    with contextlib.suppress(OSError, AttributeError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+@contextlib.contextmanager
+def run_lock(directory: Path, *, wait: float = RUN_LOCK_WAIT) -> Iterator[None]:
+    """Serialize runs on one project: an advisory lock on the directory itself.
+
+    Locking the directory (not a file in it) leaves nothing behind for users to ignore.
+    """
+    try:
+        import fcntl
+    except ImportError:  # Windows: no advisory directory locks; runs are not serialized
+        yield
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError as exc:
+        raise EnvFailure(f"Cannot open {directory}: {exc.strerror}") from None
+    try:
+        _acquire(fcntl, fd, directory, wait)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _acquire(fcntl: object, fd: int, directory: Path, wait: float) -> None:
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # type: ignore[attr-defined]
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise EnvFailure(
+                    f"Another mcpsync run is working in {directory}; waited {wait:.0f} s",
+                    hint="wait for it to finish, then run again",
+                ) from None
+            time.sleep(0.05)

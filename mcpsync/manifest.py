@@ -1,0 +1,306 @@
+"""mcp.toml: parse and validate strictly; plain values out, InputError on anything odd."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcpsync.errors import InputError, InvalidConstraint
+
+ALIAS_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+PACKAGES = ("npm", "pypi", "oci", "nuget", "mcpb", "remote")
+TRANSPORTS = ("stdio", "streamable-http", "sse")
+TARGET_KINDS = (
+    "holodeck-agent",
+    "holodeck-global",
+    "claude-code",
+    "cursor",
+    "vscode",
+    "codex",
+    "gemini",
+    "claude-desktop",
+    "windsurf",
+    "zed",
+)
+
+TOP_KEYS = ("registry", "servers", "targets")
+REGISTRY_KEYS = ("url",)
+REGISTRY_SERVER_KEYS = (
+    "name",
+    "version",
+    "args",
+    "env",
+    "headers",
+    "variables",
+    "package",
+    "transport",
+    "prereleases",
+    "description",
+)
+CUSTOM_SERVER_KEYS = ("command", "url", "args", "env", "headers", "transport", "description")
+TARGET_KEYS = ("kind", "path", "servers", "scope")
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """One [servers.ALIAS] table. Either a registry server (`name`) or a custom one."""
+
+    alias: str
+    name: str | None = None
+    version: str = "*"
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict)
+    variables: Mapping[str, str] = field(default_factory=dict)
+    package: str | None = None
+    transport: str | None = None
+    prereleases: bool = False
+    description: str | None = None
+    command: str | None = None
+    url: str | None = None
+
+    @property
+    def is_custom(self) -> bool:
+        return self.name is None
+
+    def inputs(self) -> dict[str, Any]:
+        """What mcp.toml asked, as recorded in the lock: only keys the user set, fixed order."""
+        keys = CUSTOM_SERVER_KEYS if self.is_custom else REGISTRY_SERVER_KEYS[1:]
+        out: dict[str, Any] = {}
+        for key in keys:
+            value = getattr(self, key)
+            if value in (None, (), {}, False) or (key == "version" and value == "*"):
+                continue
+            out[key] = list(value) if isinstance(value, tuple) else _plain(value)
+        return out
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """One [[targets]] entry, validated for shape; kind-specific checks live in targets/."""
+
+    kind: str
+    path: str | None = None
+    servers: tuple[str, ...] | None = None
+    scope: str | None = None
+    index: int = 0  # position in mcp.toml, for messages
+
+
+@dataclass(frozen=True)
+class Manifest:
+    path: Path
+    registry_url: str | None
+    servers: Mapping[str, ServerSpec]
+    targets: tuple[TargetSpec, ...] = ()
+
+    @property
+    def root(self) -> Path:
+        return self.path.parent
+
+
+def _plain(value: Any) -> Any:
+    return dict(value) if isinstance(value, Mapping) else value
+
+
+def load(path: Path) -> Manifest:
+    """Read and validate mcp.toml at `path`."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(
+            f"{path.name} not found in {path.parent}", hint="run `mcpsync init` to create one"
+        ) from None
+    except OSError as exc:
+        from mcpsync.errors import EnvFailure
+
+        raise EnvFailure(f"Cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text") from None
+    return parse(text, path)
+
+
+def parse(text: str, path: Path) -> Manifest:
+    data = _parse_toml(text, path)
+    _check_keys(data, TOP_KEYS, f"{path.name}")
+    registry = _table(data, "registry", path.name)
+    _check_keys(registry, REGISTRY_KEYS, f"{path.name}: [registry]")
+    url = registry.get("url")
+    if url is not None and (not isinstance(url, str) or not url.strip()):
+        raise InputError(f"{path.name}: [registry] url must be a non-empty string")
+    servers_table = _table(data, "servers", path.name)
+    servers = {alias: _server(path, alias, raw) for alias, raw in servers_table.items()}
+    targets = _targets(path, data.get("targets", []), servers)
+    return Manifest(path=path, registry_url=url, servers=servers, targets=targets)
+
+
+def _parse_toml(text: str, path: Path) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomlkit
+
+        try:
+            return tomlkit.parse(text).unwrap()
+        except Exception as exc:  # tomlkit raises its own ParseError family
+            raise InputError(f"Invalid TOML in {path}: {exc}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"Invalid TOML in {path}: {exc}") from None
+
+
+def _table(data: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: `{key}` must be a table")
+    return value
+
+
+def _check_keys(table: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    unknown = sorted(set(table) - set(allowed))
+    if unknown:
+        raise InputError(
+            f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(repr(k) for k in unknown)}",
+            hint=f"allowed keys: {', '.join(allowed)}",
+        )
+
+
+def _server(path: Path, alias: str, raw: Any) -> ServerSpec:
+    where = f"{path.name}: server '{alias}'"
+    if not ALIAS_RE.match(alias):
+        raise InputError(
+            f"{path.name}: invalid server alias '{alias}'",
+            hint="aliases start with a letter or digit and hold only letters, digits, '-' and '_'",
+        )
+    if not isinstance(raw, dict):
+        raise InputError(f"{where}: [servers.{alias}] must be a table")
+    has_name = "name" in raw
+    has_custom = "command" in raw or "url" in raw
+    if has_name and has_custom:
+        raise InputError(
+            f"{where}: has both `name` and `{'command' if 'command' in raw else 'url'}`",
+            hint="a registry server has `name`; a custom server has `command` or `url`, not both",
+        )
+    if not has_name and not has_custom:
+        raise InputError(
+            f"{where}: needs `name` (a registry server) or `command`/`url` (a custom server)"
+        )
+    if has_name:
+        return _registry_server(where, alias, raw)
+    return _custom_server(where, alias, raw)
+
+
+def _registry_server(where: str, alias: str, raw: dict[str, Any]) -> ServerSpec:
+    _check_keys(raw, REGISTRY_SERVER_KEYS, where)
+    name = _str(raw, "name", where)
+    if name is None or not NAME_RE.match(name):
+        raise InputError(
+            f"{where}: invalid registry name {name!r}",
+            hint="registry names look like 'io.github.owner/server-name' (exactly one '/')",
+        )
+    version = _str(raw, "version", where) or "*"
+    _check_constraint(version, where)
+    prereleases = raw.get("prereleases", False)
+    if not isinstance(prereleases, bool):
+        raise InputError(f"{where}: `prereleases` must be true or false")
+    return ServerSpec(
+        alias=alias,
+        name=name,
+        version=version,
+        prereleases=prereleases,
+        package=_choice(raw, "package", PACKAGES, where),
+        **_common(raw, where),
+        variables=_str_map(raw, "variables", where, names=False),
+    )
+
+
+def _custom_server(where: str, alias: str, raw: dict[str, Any]) -> ServerSpec:
+    _check_keys(raw, CUSTOM_SERVER_KEYS, where)
+    command, url = _str(raw, "command", where), _str(raw, "url", where)
+    if command is not None and url is not None:
+        raise InputError(f"{where}: has both `command` and `url`; a server is one or the other")
+    if url is not None and not re.match(r"^https?://[^\s]+$", url):
+        raise InputError(f"{where}: `url` must be an http:// or https:// URL, got {url!r}")
+    if command is not None and not command.strip():
+        raise InputError(f"{where}: `command` is empty")
+    return ServerSpec(alias=alias, command=command, url=url, **_common(raw, where))
+
+
+def _common(raw: dict[str, Any], where: str) -> dict[str, Any]:
+    return {
+        "args": _str_list(raw, "args", where),
+        "env": _str_map(raw, "env", where, names=True),
+        "headers": _str_map(raw, "headers", where, names=False),
+        "transport": _choice(raw, "transport", TRANSPORTS, where),
+        "description": _str(raw, "description", where),
+    }
+
+
+def _check_constraint(text: str, where: str) -> None:
+    from mcpsync.versions import Constraint
+
+    try:
+        Constraint.parse(text)
+    except InvalidConstraint as exc:
+        raise InputError(f"{where}: invalid version constraint {text!r}: {exc.message}") from None
+
+
+def _str(raw: Mapping[str, Any], key: str, where: str) -> str | None:
+    value = raw.get(key)
+    if value is not None and not isinstance(value, str):
+        raise InputError(f"{where}: `{key}` must be a string")
+    return value
+
+
+def _choice(raw: Mapping[str, Any], key: str, choices: tuple[str, ...], where: str) -> str | None:
+    value = _str(raw, key, where)
+    if value is not None and value not in choices:
+        raise InputError(f"{where}: `{key}` is {value!r}", hint=f"use one of: {', '.join(choices)}")
+    return value
+
+
+def _str_list(raw: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = raw.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InputError(f"{where}: `{key}` must be a list of strings")
+    return tuple(value)
+
+
+def _str_map(raw: Mapping[str, Any], key: str, where: str, *, names: bool) -> dict[str, str]:
+    value = raw.get(key, {})
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise InputError(f'{where}: `{key}` must be a table of strings, like {{ KEY = "value" }}')
+    for name in value:
+        if names and not ENV_NAME_RE.match(name):
+            raise InputError(f"{where}: invalid environment variable name {name!r} in `{key}`")
+    return dict(value)
+
+
+def _targets(path: Path, raw: Any, servers: Mapping[str, ServerSpec]) -> tuple[TargetSpec, ...]:
+    if not isinstance(raw, list):
+        raise InputError(f"{path.name}: `targets` must be an array of tables ([[targets]])")
+    return tuple(_target(path, i, t, servers) for i, t in enumerate(raw))
+
+
+def _target(path: Path, index: int, raw: Any, servers: Mapping[str, ServerSpec]) -> TargetSpec:
+    where = f"{path.name}: [[targets]] #{index + 1}"
+    if not isinstance(raw, dict):
+        raise InputError(f"{where}: must be a table")
+    _check_keys(raw, TARGET_KEYS, where)
+    kind = _choice(raw, "kind", TARGET_KINDS, where)
+    if kind is None:
+        raise InputError(f"{where}: needs `kind`", hint=f"one of: {', '.join(TARGET_KINDS)}")
+    subset = raw.get("servers")
+    if subset is not None:
+        subset = _str_list(raw, "servers", where)
+        missing = [a for a in subset if a not in servers]
+        if missing:
+            raise InputError(f"{where}: unknown server alias {', '.join(map(repr, missing))}")
+    scope = _choice(raw, "scope", ("project", "user"), where)
+    return TargetSpec(kind, _str(raw, "path", where), subset, scope, index)

@@ -1,0 +1,185 @@
+"""Inputs + registry -> pins. Keeps every existing pin that still answers its inputs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from mcpsync.errors import InputError
+from mcpsync.launch import LaunchOptions, render, render_custom
+from mcpsync.lockfile import Lock, LockedServer, digest
+from mcpsync.manifest import Manifest, ServerSpec
+from mcpsync.registry.base import Registry, ServerEntry
+
+
+@dataclass(frozen=True)
+class Change:
+    """One line of the change report: Added / Updated / Removed / Changed."""
+
+    action: str
+    alias: str
+    old: str | None = None
+    new: str | None = None
+
+    def render(self) -> str:
+        if self.action == "Updated":
+            return f"Updated {self.alias} {self.old} -> {self.new}"
+        if self.action == "Changed":
+            return f"Changed {self.alias} {self.new} (launch inputs)"
+        version = self.new if self.action == "Added" else self.old
+        return f"{self.action} {self.alias}" + (f" {version}" if version else "")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Which servers keep their lock entry as is, and which need the registry."""
+
+    keep: dict[str, LockedServer]
+    refresh: dict[str, str]  # alias -> pinned version to keep if the registry still has it
+    resolve: list[str]  # aliases to resolve afresh
+
+
+def plan(
+    manifest: Manifest,
+    old: Lock | None,
+    registry_url: str,
+    *,
+    upgrade_all: bool = False,
+    upgrade: Collection[str] = (),
+) -> Plan:
+    keep: dict[str, LockedServer] = {}
+    refresh: dict[str, str] = {}
+    todo: list[str] = []
+    for alias, spec in sorted(manifest.servers.items()):
+        entry = old.get(alias) if old else None
+        if spec.is_custom:
+            continue
+        if upgrade_all or alias in upgrade or not _same_source(spec, entry, registry_url):
+            todo.append(alias)
+        elif entry is not None and dict(entry.inputs) == spec.inputs():
+            keep[alias] = entry
+        elif entry is not None and entry.version and _allows(spec, entry.version):
+            refresh[alias] = entry.version
+        else:
+            todo.append(alias)
+    return Plan(keep, refresh, todo)
+
+
+def _same_source(spec: ServerSpec, entry: LockedServer | None, registry_url: str) -> bool:
+    return entry is not None and entry.name == spec.name and entry.registry == registry_url
+
+
+def _allows(spec: ServerSpec, version: str) -> bool:
+    from mcpsync.versions import Constraint
+
+    constraint = Constraint.parse(spec.version)
+    return not constraint.is_latest and constraint.allows(version)
+
+
+def resolve(
+    manifest: Manifest,
+    old: Lock | None,
+    registry_url: str,
+    open_registry: Callable[[], Registry],
+    *,
+    upgrade_all: bool = False,
+    upgrade: Collection[str] = (),
+) -> Lock:
+    """The new lock. Opens the registry only when some server needs it."""
+    the_plan = plan(manifest, old, registry_url, upgrade_all=upgrade_all, upgrade=upgrade)
+    names = [manifest.servers[a].name for a in [*the_plan.refresh, *the_plan.resolve]]
+    found: Mapping[str, list[ServerEntry]] = {}
+    if names:
+        registry = open_registry()
+        try:
+            found = registry.versions_many(sorted({n for n in names if n}))
+        finally:
+            registry.close()
+    servers = []
+    for alias, spec in sorted(manifest.servers.items()):
+        if alias in the_plan.keep:
+            servers.append(the_plan.keep[alias])
+        elif spec.is_custom:
+            servers.append(_custom(spec))
+        else:
+            entry = _pick(spec, found[spec.name or ""], the_plan.refresh.get(alias), registry_url)
+            servers.append(_locked(spec, entry, registry_url))
+    return Lock(tuple(servers))
+
+
+def _pick(
+    spec: ServerSpec, entries: Sequence[ServerEntry], pinned: str | None, registry_url: str
+) -> ServerEntry:
+    by_version = {e.version: e for e in entries}
+    if pinned is not None and pinned in by_version:
+        return by_version[pinned]
+    from mcpsync.versions import Constraint, select
+
+    constraint = Constraint.parse(spec.version)
+    latest = next((e.version for e in entries if e.is_latest), None)
+    chosen = select(list(by_version), constraint, prereleases=spec.prereleases, latest=latest)
+    if chosen is None:
+        raise InputError(
+            f"Server '{spec.alias}' ({spec.name}): no version in {registry_url} "
+            f"matches {spec.version!r}",
+            hint=f"available: {_some(list(by_version))}; change `version` in mcp.toml",
+        )
+    return by_version[chosen]
+
+
+def _some(versions: list[str], limit: int = 8) -> str:
+    shown = ", ".join(versions[:limit])
+    return shown + (f", … ({len(versions)} in all)" if len(versions) > limit else "") or "none"
+
+
+def _options(spec: ServerSpec) -> LaunchOptions:
+    return LaunchOptions(
+        alias=spec.alias,
+        package=spec.package,
+        transport=spec.transport,
+        args=spec.args,
+        env=dict(spec.env),
+        headers=dict(spec.headers),
+        variables=dict(spec.variables),
+    )
+
+
+def _locked(spec: ServerSpec, entry: ServerEntry, registry_url: str) -> LockedServer:
+    launch = render(entry.server, _options(spec))
+    description = spec.description or entry.server.get("description")
+    return LockedServer(
+        alias=spec.alias,
+        launch=launch,
+        inputs=spec.inputs(),
+        name=spec.name,
+        version=entry.version,
+        registry=registry_url,
+        digest=digest(entry.server),
+        description=description if isinstance(description, str) else None,
+    )
+
+
+def _custom(spec: ServerSpec) -> LockedServer:
+    launch = render_custom(_options(spec), command=spec.command, url=spec.url)
+    return LockedServer(
+        alias=spec.alias, launch=launch, inputs=spec.inputs(), description=spec.description
+    )
+
+
+def changes(old: Lock | None, new: Lock) -> list[Change]:
+    """uv-style report lines, sorted by alias."""
+    before = {s.alias: s for s in old.servers} if old else {}
+    after = {s.alias: s for s in new.servers}
+    out: list[Change] = []
+    for alias in sorted(set(before) | set(after)):
+        a, b = before.get(alias), after.get(alias)
+        if a is None and b is not None:
+            out.append(Change("Added", alias, new=b.version))
+        elif b is None and a is not None:
+            out.append(Change("Removed", alias, old=a.version))
+        elif a is not None and b is not None and a != b:
+            if a.version != b.version:
+                out.append(Change("Updated", alias, a.version, b.version))
+            else:
+                out.append(Change("Changed", alias, new=b.version))
+    return out
