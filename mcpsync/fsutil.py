@@ -77,7 +77,7 @@ def _fsync_dir(directory: Path) -> None:
 
 
 @contextlib.contextmanager
-def run_lock(directory: Path, *, wait: float = RUN_LOCK_WAIT) -> Iterator[None]:
+def project_lock(directory: Path, *, wait: float = RUN_LOCK_WAIT) -> Iterator[None]:
     """Serialize runs on one project: an advisory lock on the directory itself.
 
     Locking the directory (not a file in it) leaves nothing behind for users to ignore.

@@ -304,3 +304,90 @@ def _target(path: Path, index: int, raw: Any, servers: Mapping[str, ServerSpec])
             raise InputError(f"{where}: unknown server alias {', '.join(map(repr, missing))}")
     scope = _choice(raw, "scope", ("project", "user"), where)
     return TargetSpec(kind, _str(raw, "path", where), subset, scope, index)
+
+
+# ---------------------------------------------------------------- editing (tomlkit keeps comments)
+
+INIT_TEMPLATE = """\
+# mcp.toml: the MCP servers this project uses. `mcpsync lock` pins them in mcp.lock;
+# `mcpsync sync` writes them into the configs listed under [[targets]].
+
+# [registry]
+# url = "https://registry.modelcontextprotocol.io"   # the default; file:DIR for a snapshot
+
+# A server from the registry. The key is the alias: the server's name in every config.
+# [servers.filesystem]
+# name = "io.github.modelcontextprotocol/server-filesystem"
+# version = "^2026.8"            # ^ ~ 1.x * >= <, PEP 440, an exact version, or "latest"
+# args = ["/workspace"]          # extra arguments after the package's own
+# env = { LOG_LEVEL = "info" }   # "${VAR}" stays a reference, never a value
+# package = "npm"                # npm | pypi | oci | nuget | mcpb | remote
+# transport = "stdio"            # stdio | streamable-http | sse
+
+# A server that is not in any registry.
+# [servers.internal]
+# command = "uvx"
+# args = ["internal-mcp==1.4.2"]
+
+[servers]
+
+# Where `mcpsync sync` writes the servers.
+# [[targets]]
+# kind = "holodeck-agent"
+# path = "agents/*/agent.yaml"
+"""
+
+
+def default_alias(name: str) -> str:
+    """`io.github.acme/server-files` -> `server-files`: the part people say."""
+    tail = name.rsplit("/", 1)[-1]
+    alias = re.sub(r"[^A-Za-z0-9_-]", "-", tail).strip("-_") or "server"
+    return alias if ALIAS_RE.match(alias) else f"s-{alias}"
+
+
+def add_server(text: str, path: Path, alias: str, name: str, version: str | None) -> str:
+    """mcp.toml text with [servers.ALIAS] added or its name/version updated."""
+    import tomlkit
+
+    doc = _edit_doc(text, path)
+    servers = doc.get("servers")
+    if servers is None:
+        servers = tomlkit.table(is_super_table=True)
+        doc.add("servers", servers)
+    existing = servers.get(alias)
+    if existing is not None and existing.get("name") not in (None, name):
+        raise InputError(
+            f"{path.name}: server '{alias}' already names {existing.get('name')!r}",
+            hint="choose another alias with --as ALIAS",
+        )
+    table = existing if existing is not None else tomlkit.table()
+    table["name"] = name
+    if version is not None:
+        table["version"] = version
+    if existing is None:
+        servers.add(alias, table)
+    return tomlkit.dumps(doc)
+
+
+def remove_server(text: str, path: Path, alias: str) -> str:
+    import tomlkit
+
+    doc = _edit_doc(text, path)
+    servers = doc.get("servers")
+    if servers is None or alias not in servers:
+        raise InputError(f"{path.name}: no server '{alias}' to remove")
+    del servers[alias]
+    for target in doc.get("targets", []):
+        subset = target.get("servers")
+        if subset is not None and alias in subset:
+            subset.remove(alias)  # a target subset naming a removed alias would not parse
+    return tomlkit.dumps(doc)
+
+
+def _edit_doc(text: str, path: Path) -> Any:
+    import tomlkit
+
+    try:
+        return tomlkit.parse(text)
+    except Exception as exc:  # tomlkit's ParseError family
+        raise InputError(f"Invalid TOML in {path}: {exc}. File not modified.") from None

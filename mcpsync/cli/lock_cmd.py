@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import click
@@ -51,14 +51,19 @@ def lock(
 
 
 def run_lock(
-    proj: Project, *, upgrade: bool = False, upgrade_package: Sequence[str] = (), as_json: bool
+    proj: Project,
+    *,
+    upgrade: bool = False,
+    upgrade_package: Sequence[str] = (),
+    as_json: bool,
+    before_write: Callable[[], None] | None = None,
 ) -> int:
     """Lock a loaded project and report; shared with `add` and `remove`."""
     from mcpsync import lockfile, resolve
-    from mcpsync.fsutil import atomic_write, read_text, run_lock
+    from mcpsync.fsutil import atomic_write, project_lock, read_text
 
     started = time.monotonic()
-    with run_lock(proj.root):
+    with project_lock(proj.root):
         old = proj.read_lock()
         count = len(proj.manifest.servers)
         if stderr_is_tty() and not as_json and count > 1:
@@ -72,6 +77,8 @@ def run_lock(
             upgrade=upgrade_package,
         )
         text = lockfile.dumps(new)
+        if before_write is not None:  # `add`/`remove` write mcp.toml only once resolution worked
+            before_write()
         written = read_text(proj.lock_path) != text  # never rewrite an unchanged lock
         if written:
             atomic_write(proj.lock_path, text)

@@ -1,0 +1,112 @@
+"""`search` and `show`: look things up in the registry."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from mcpsync.cli.context import Context
+from mcpsync.cli.meta import category, examples
+from mcpsync.cli.output import emit_json, json_option, say
+
+if TYPE_CHECKING:
+    from mcpsync.registry.base import Registry, ServerEntry
+
+
+def _open(ctx: Context) -> Registry:
+    from mcpsync import manifest, project
+    from mcpsync.errors import InputError
+    from mcpsync.registry import open_registry
+
+    found = None
+    try:
+        found = manifest.load(ctx.manifest_path) if ctx.manifest_path.exists() else None
+    except InputError:
+        found = None  # a broken mcp.toml should not stop a registry lookup
+    url = project.registry_url(ctx.registry_override, found)
+    return open_registry(url, base_dir=ctx.root, timeout=ctx.timeout)
+
+
+@click.command()
+@click.argument("text")
+@click.option("--limit", type=click.IntRange(1, 100), default=30, show_default=True)
+@json_option
+@category("read")
+@examples("mcpsync search filesystem", "mcpsync search github --limit 5 --json")
+@click.pass_obj
+def search(ctx: Context, text: str, limit: int, as_json: bool) -> int:
+    """Find servers whose registry name contains TEXT (latest versions)."""
+    registry = _open(ctx)
+    try:
+        found = registry.search(text, limit=limit)
+    finally:
+        registry.close()
+    rows = [_summary(e) for e in found]
+    if as_json:
+        emit_json({"registry": registry.url, "servers": rows})
+    elif not rows:
+        say(f"No server in {registry.url} has '{text}' in its name.")
+    else:
+        width = max(len(r["name"]) for r in rows)
+        for row in rows:
+            say(f"{row['name']:<{width}}  {row['version']:<12}  {row['description']}")
+    return 0
+
+
+@click.command()
+@click.argument("spec", metavar="NAME[@VERSION]")
+@json_option
+@category("read")
+@examples("mcpsync show io.github.acme/weather", "mcpsync show io.github.acme/weather@1.2.0")
+@click.pass_obj
+def show(ctx: Context, spec: str, as_json: bool) -> int:
+    """Show a server's versions, or one version's packages and remotes."""
+    name, _, version = spec.partition("@")
+    registry = _open(ctx)
+    try:
+        entries = registry.versions(name)
+        entry = registry.get(name, version) if version else _latest(entries)
+    finally:
+        registry.close()
+    data = {
+        **_summary(entry),
+        "versions": [e.version for e in entries],
+        "latest": next((e.version for e in entries if e.is_latest), None),
+        "packages": entry.server.get("packages") or [],
+        "remotes": entry.server.get("remotes") or [],
+    }
+    if as_json:
+        emit_json(data)
+    else:
+        _print_show(data)
+    return 0
+
+
+def _latest(entries: list[ServerEntry]) -> ServerEntry:
+    return next((e for e in entries if e.is_latest), entries[0])
+
+
+def _summary(entry: ServerEntry) -> dict[str, Any]:
+    description = entry.server.get("description")
+    return {
+        "name": entry.name,
+        "version": entry.version,
+        "status": entry.status,
+        "description": description if isinstance(description, str) else "",
+    }
+
+
+def _print_show(data: dict[str, Any]) -> None:
+    say(f"{data['name']} {data['version']} ({data['status']})")
+    if data["description"]:
+        say(f"  {data['description']}")
+    say(f"  versions: {', '.join(data['versions'])}  (latest: {data['latest']})")
+    for pkg in data["packages"]:
+        transport = (pkg.get("transport") or {}).get("type", "?")
+        say(
+            f"  package: {pkg.get('registryType')} {pkg.get('identifier')} "
+            f"{pkg.get('version', '')} ({transport})"
+        )
+    for remote in data["remotes"]:
+        say(f"  remote: {remote.get('type')} {remote.get('url')}")

@@ -1,0 +1,115 @@
+"""`list` and `outdated`: what is locked, and which pins have newer versions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from mcpsync.cli.context import Context
+from mcpsync.cli.meta import category, examples
+from mcpsync.cli.output import emit_json, json_option, say
+from mcpsync.errors import InputError
+
+
+@click.command("list")
+@json_option
+@category("read")
+@examples("mcpsync list", "mcpsync list --json")
+@click.pass_obj
+def list_cmd(ctx: Context, as_json: bool) -> int:
+    """List the servers pinned in mcp.lock (offline)."""
+    from mcpsync import lockfile
+
+    found = lockfile.read(ctx.lock_path)
+    if found is None:
+        raise InputError(f"{ctx.lock_path} not found", hint="run `mcpsync lock` first")
+    rows = [_row(s) for s in found.servers]
+    if as_json:
+        emit_json({"servers": rows})
+        return 0
+    if not rows:
+        say("mcp.lock pins no server.")
+    width = max((len(r["alias"]) for r in rows), default=0)
+    for r in rows:
+        source = f"{r['name']} {r['version']}" if r["name"] else "(custom)"
+        say(f"{r['alias']:<{width}}  {source}  [{r['transport']}] {r['launch']}")
+    return 0
+
+
+def _row(server: Any) -> dict[str, Any]:
+    launch = server.launch
+    shown = launch.url or " ".join([launch.command or "", *launch.args]).strip()
+    return {
+        "alias": server.alias,
+        "name": server.name,
+        "version": server.version,
+        "transport": launch.transport,
+        "registry_type": launch.registry_type,
+        "launch": shown,
+    }
+
+
+@click.command()
+@json_option
+@category("read")
+@examples("mcpsync outdated", "mcpsync outdated --json")
+@click.pass_obj
+def outdated(ctx: Context, as_json: bool) -> int:
+    """Show pins with newer versions: allowed by mcp.toml, or only by a wider constraint."""
+    from mcpsync import project
+
+    proj = project.load(ctx.root, registry_override=ctx.registry_override, timeout=ctx.timeout)
+    found = proj.read_lock()
+    if found is None:
+        raise InputError(f"{proj.lock_path} not found", hint="run `mcpsync lock` first")
+    pinned = [s for s in found.servers if s.name and s.alias in proj.manifest.servers]
+    registry = proj.registry_opener()() if pinned else None
+    try:
+        versions = (
+            registry.versions_many(sorted({s.name for s in pinned if s.name})) if registry else {}
+        )
+    finally:
+        if registry:
+            registry.close()
+    rows = [
+        _outdated_row(proj.manifest.servers[s.alias], s, versions[s.name or ""]) for s in pinned
+    ]
+    rows = [r for r in rows if r["allowed"] or r["newest"]]
+    if as_json:
+        emit_json({"servers": rows})
+    elif not rows:
+        say("Every pin is the newest version.")
+    else:
+        for r in rows:
+            allowed = r["allowed"] or "-"
+            say(f"{r['alias']}  {r['pinned']}  allowed: {allowed}  newest: {r['newest'] or '-'}")
+    return 0
+
+
+def _outdated_row(spec: Any, locked: Any, entries: list[Any]) -> dict[str, Any]:
+    from mcpsync.versions import Constraint, select, version_key
+
+    names = [e.version for e in entries]
+    latest = next((e.version for e in entries if e.is_latest), None)
+    allowed = select(
+        names, Constraint.parse(spec.version), prereleases=spec.prereleases, latest=latest
+    )
+    newest = select(names, Constraint.parse("*"), prereleases=spec.prereleases)
+    current = version_key(locked.version)
+
+    def newer(v: str | None) -> str | None:
+        if v is None or v == locked.version:
+            return None
+        key = version_key(v)
+        return v if current is None or (key is not None and key > current) else None
+
+    allowed_v = newer(allowed)
+    newest_v = newer(newest)
+    return {
+        "alias": locked.alias,
+        "name": locked.name,
+        "pinned": locked.version,
+        "allowed": allowed_v,
+        "newest": newest_v if newest_v != allowed_v else None,
+    }
