@@ -1,1 +1,24 @@
-"""targets."""
+"""Sync targets, one module per kind behind the interface in targets/base.py."""
+
+from __future__ import annotations
+
+import importlib
+
+from mcpsync.manifest import TargetSpec
+from mcpsync.targets.base import Target
+
+# kind -> "module:class"; modules are imported only for kinds a project uses
+KINDS: dict[str, str] = {
+    "holodeck-agent": "mcpsync.targets.holodeck:AgentTarget",
+    "holodeck-global": "mcpsync.targets.holodeck:GlobalTarget",
+}
+
+
+def make(spec: TargetSpec) -> Target:
+    from mcpsync.errors import InputError
+
+    where = KINDS.get(spec.kind)
+    if where is None:
+        raise InputError(f"mcp.toml: target kind '{spec.kind}' is not supported yet")
+    module, cls = where.split(":")
+    return getattr(importlib.import_module(module), cls)(spec)  # type: ignore[no-any-return]

@@ -1,0 +1,158 @@
+"""`mcpsync sync`: write every target from mcp.lock; `--check` / `--diff` / `--dry-run`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from mcpsync.cli.context import Context
+from mcpsync.cli.meta import category, examples
+from mcpsync.cli.output import emit_json, json_option, note, say
+from mcpsync.errors import CheckFailed, InputError
+
+if TYPE_CHECKING:
+    from mcpsync.project import Project
+    from mcpsync.sync import SyncPlan
+    from mcpsync.targets.base import FileChange
+
+
+@click.command()
+@click.option("--check", is_flag=True, help="Exit 1 with a diff if any target differs.")
+@click.option("--dry-run", is_flag=True, help="Print what would change; write nothing.")
+@click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing.")
+@click.option("--frozen", is_flag=True, help="Sync even if mcp.lock is stale for mcp.toml.")
+@json_option
+@category("write", read_when=("check", "dry_run", "show_diff"))
+@examples("mcpsync sync", "mcpsync sync --check", "mcpsync sync --diff")
+@click.pass_obj
+def sync(
+    ctx: Context, check: bool, dry_run: bool, show_diff: bool, frozen: bool, as_json: bool
+) -> int:
+    """Write the MCP entries of every [[targets]] file from mcp.lock (no network).
+
+    Only the entries mcpsync owns change; every other byte of each file stays.
+    All files are planned before any is written: one bad file means none is written.
+    """
+    from mcpsync import project
+
+    proj = project.load(ctx.root, registry_override=ctx.registry_override, timeout=ctx.timeout)
+    lock = _fresh_lock(proj, frozen)
+    if not proj.manifest.targets:
+        note("mcp.toml declares no [[targets]]; nothing to sync.")
+        if as_json:
+            emit_json({"in_sync": True, "files": [], "missing_env": []})
+        return 0
+    if check or dry_run or show_diff:
+        the_plan = _plan(proj, lock)
+        return _preview(proj, the_plan, check=check, as_json=as_json)
+    return _write(proj, lock, as_json)
+
+
+def _fresh_lock(proj: Project, frozen: bool) -> Any:
+    from mcpsync import lockfile
+
+    lock = proj.read_lock()
+    if lock is None:
+        raise InputError(f"{proj.lock_path} not found", hint="run `mcpsync lock` first")
+    reasons = lockfile.stale_reasons(proj.manifest, lock, proj.registry_url)
+    if reasons and not frozen:
+        raise CheckFailed(
+            "mcp.lock is out of date with mcp.toml:\n" + "\n".join(f"  - {r}" for r in reasons),
+            hint="run `mcpsync lock`, or pass --frozen to sync the lock as it is",
+        )
+    return lock
+
+
+def _plan(proj: Project, lock: Any) -> SyncPlan:
+    from mcpsync import sync as sync_mod
+    from mcpsync.ownership import Ledger
+    from mcpsync.targets.base import SyncContext
+
+    home = Path(os.path.expanduser("~"))
+    ctx = SyncContext(
+        root=proj.root,
+        home=home,
+        project_id=os.path.realpath(proj.manifest.path),
+        ledger=Ledger.load(home),
+    )
+    return sync_mod.plan(proj.manifest, lock, ctx)
+
+
+def _write(proj: Project, lock: Any, as_json: bool) -> int:
+    import contextlib
+
+    from mcpsync import sync as sync_mod
+    from mcpsync.fsutil import project_lock
+    from mcpsync.ownership import state_dir
+
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(project_lock(proj.root))
+        shared = state_dir(Path(os.path.expanduser("~")))
+        if shared.is_dir():  # serialize projects that share user-scope files
+            stack.enter_context(project_lock(shared))
+        the_plan = _plan(proj, lock)
+        written = sync_mod.write(the_plan)
+    if as_json:
+        emit_json(_json(proj, the_plan, include_diff=False))
+        return 0
+    for change in written:
+        note(f"{'Created' if change.old is None else 'Updated'} {_show(proj, change)}")
+    if not written:
+        note(f"{len(the_plan.changes)} file(s) already match mcp.lock.")
+    for line in the_plan.notes:
+        note(line)
+    return 0
+
+
+def _preview(proj: Project, the_plan: SyncPlan, *, check: bool, as_json: bool) -> int:
+    from mcpsync import sync as sync_mod
+
+    changed = the_plan.changed
+    if as_json:
+        emit_json(_json(proj, the_plan, include_diff=True))
+    else:
+        for change in changed:
+            say(sync_mod.diff(change, proj.root).rstrip("\n"))
+        summary = f"{len(changed)} of {len(the_plan.changes)} file(s) differ from mcp.lock"
+        if check and changed:
+            note(summary + ": " + ", ".join(_show(proj, c) for c in changed))
+            note("Run `mcpsync sync` to update them.")
+        elif not changed:
+            note(f"{len(the_plan.changes)} file(s) already match mcp.lock.")
+        else:
+            note(summary + " (nothing written)")
+    return 1 if check and changed else 0
+
+
+def _show(proj: Project, change: FileChange) -> str:
+    try:
+        return str(change.path.relative_to(proj.root))
+    except ValueError:
+        return str(change.path)
+
+
+def _json(proj: Project, the_plan: SyncPlan, *, include_diff: bool) -> dict[str, Any]:
+    from mcpsync import sync as sync_mod
+
+    files = []
+    for change in the_plan.changes:
+        status = (
+            "unchanged" if not change.changed else ("created" if change.old is None else "updated")
+        )
+        row: dict[str, Any] = {
+            "path": _show(proj, change),
+            "target": change.target,
+            "status": status,
+            "missing_env": list(change.missing_env),
+        }
+        if include_diff and change.changed:
+            row["diff"] = sync_mod.diff(change, proj.root)
+        files.append(row)
+    return {
+        "in_sync": not the_plan.changed,
+        "files": files,
+        "missing_env": sorted({v for c in the_plan.changes for v in c.missing_env}),
+    }

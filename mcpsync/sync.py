@@ -1,0 +1,114 @@
+"""sync: every target's intended files from the lock, then check, diff or write them all.
+
+All or nothing: every target is planned (read, parsed, rendered, verified) before the first
+byte is written; if a write fails midway, the files already replaced are put back.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mcpsync.errors import InputError
+from mcpsync.lockfile import Lock
+from mcpsync.manifest import Manifest
+from mcpsync.targets.base import FileChange, SyncContext
+
+
+@dataclass
+class SyncPlan:
+    changes: list[FileChange]
+    ledger_path: Path
+    ledger_old: str | None
+    ledger_new: str | None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> list[FileChange]:
+        return [c for c in self.changes if c.changed]
+
+
+def plan(manifest: Manifest, lock: Lock, ctx: SyncContext) -> SyncPlan:
+    from mcpsync import targets
+
+    changes: list[FileChange] = []
+    for spec in manifest.targets:
+        changes += targets.make(spec).plan(lock.servers, ctx)
+    _no_file_twice(changes)
+    for change in changes:
+        if change.shared:
+            ctx.ledger.record(change.real, ctx.project_id, change.owned)
+    new_ledger = ctx.ledger.dumps()
+    if ctx.ledger.text is None and '"files": {}' in new_ledger:
+        new_ledger = None  # no shared file touched: leave no ledger behind
+    notes = [
+        f"{c.path}: export {', '.join(c.missing_env)} (this client has no reference syntax)"
+        for c in changes
+        if c.missing_env
+    ]
+    return SyncPlan(changes, ctx.ledger.path, ctx.ledger.text, new_ledger, notes)
+
+
+def _no_file_twice(changes: Sequence[FileChange]) -> None:
+    seen: dict[Path, str] = {}
+    for change in changes:
+        other = seen.setdefault(change.real, change.target)
+        if other != change.target:
+            raise InputError(
+                f"{change.path} is written by two targets ({other} and {change.target})",
+                hint="give each target its own file in mcp.toml",
+            )
+
+
+def diff(change: FileChange, root: Path) -> str:
+    name = _display(change.path, root)
+    old = (change.old or "").splitlines(keepends=True)
+    new = change.new.splitlines(keepends=True)
+    lines = difflib.unified_diff(
+        old,
+        new,
+        fromfile=f"a/{name}" if change.old is not None else "/dev/null",
+        tofile=f"b/{name}",
+    )
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
+
+
+def _display(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def write(the_plan: SyncPlan) -> list[FileChange]:
+    """Write every changed file atomically; on failure restore those already written."""
+    from mcpsync.fsutil import atomic_write
+
+    done: list[FileChange] = []
+    try:
+        for change in the_plan.changed:
+            atomic_write(change.path, change.new)
+            done.append(change)
+        if the_plan.ledger_new is not None and the_plan.ledger_new != the_plan.ledger_old:
+            atomic_write(the_plan.ledger_path, the_plan.ledger_new)
+    except Exception:
+        _restore(done)
+        raise
+    return done
+
+
+def _restore(done: Sequence[FileChange]) -> None:
+    import contextlib
+
+    from mcpsync.fsutil import atomic_write
+
+    for change in reversed(done):
+        with contextlib.suppress(Exception):
+            if change.old is None:
+                change.real.unlink()
+            else:
+                atomic_write(change.path, change.old)

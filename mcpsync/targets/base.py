@@ -1,0 +1,117 @@
+"""The small interface every sync target implements: read -> plan -> render -> write.
+
+A target turns the locked servers into the new text of each file it owns (`plan`); the sync
+module diffs, checks or writes those texts for every target at once, so --check, --diff,
+all-or-nothing and atomic writes exist once, not per target.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from mcpsync.errors import InputError
+from mcpsync.fsutil import read_text, real_target
+from mcpsync.lockfile import LockedServer
+from mcpsync.manifest import TargetSpec
+
+if TYPE_CHECKING:
+    from mcpsync.ownership import Ledger
+
+REFERENCE_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file's current and intended text. `old` is None when the file does not exist."""
+
+    path: Path  # as the user knows it (may be a symlink)
+    old: str | None
+    new: str
+    target: str  # a label such as "holodeck-agent #1"
+    owned: tuple[str, ...] = ()  # entry names this project owns in a shared file afterwards
+    shared: bool = False  # a user-scope file other projects and the user also write
+    missing_env: tuple[str, ...] = ()  # variables the user must export (no reference syntax)
+
+    @property
+    def real(self) -> Path:
+        return real_target(self.path)
+
+    @property
+    def changed(self) -> bool:
+        return self.old != self.new
+
+
+@dataclass
+class SyncContext:
+    """What targets may know about the run: plain values, no click."""
+
+    root: Path  # the directory of mcp.toml
+    home: Path
+    project_id: str  # identifies this project in ledgers of shared files
+    ledger: Ledger
+    files: dict[Path, str | None] = field(default_factory=dict)  # read cache: one read a file
+
+    def read(self, path: Path) -> str | None:
+        real = real_target(path)
+        if real not in self.files:
+            self.files[real] = read_text(real)
+        return self.files[real]
+
+    def resolve(self, raw: str) -> Path:
+        """A target `path` from mcp.toml: `~` is home, relative is relative to mcp.toml."""
+        if raw.startswith("~"):
+            return self.home / raw[1:].lstrip("/\\")
+        path = Path(raw)
+        return path if path.is_absolute() else self.root / path
+
+
+class Target(Protocol):
+    spec: TargetSpec
+
+    def plan(self, servers: Sequence[LockedServer], ctx: SyncContext) -> list[FileChange]:
+        """The intended text of every file this target writes. Raises InputError."""
+        ...
+
+
+def label(spec: TargetSpec) -> str:
+    return f"{spec.kind} (target #{spec.index + 1})"
+
+
+def selected(spec: TargetSpec, servers: Sequence[LockedServer]) -> list[LockedServer]:
+    """The target's `servers` subset, in lock (alias) order."""
+    if spec.servers is None:
+        return list(servers)
+    wanted = set(spec.servers)
+    return [s for s in servers if s.alias in wanted]
+
+
+def references(value: str) -> list[str]:
+    """Names of the ${VAR} references in a value."""
+    return REFERENCE_RE.findall(value)
+
+
+def mapped_names(
+    servers: Sequence[LockedServer], spec: TargetSpec, pattern: str, *, dash: str = "-"
+) -> dict[str, LockedServer]:
+    """Entry name -> server, with `-` mapped where the format forbids it; collisions fail."""
+    names: dict[str, LockedServer] = {}
+    for server in servers:
+        name = server.alias.replace("-", dash)
+        if not re.fullmatch(pattern, name):
+            raise InputError(
+                f"Server '{server.alias}' cannot be named in {label(spec)}: "
+                f"'{name}' does not match {pattern}",
+                hint="rename the alias in mcp.toml",
+            )
+        if name in names:
+            raise InputError(
+                f"Servers '{names[name].alias}' and '{server.alias}' both become '{name}' "
+                f"in {label(spec)}",
+                hint="rename one alias in mcp.toml",
+            )
+        names[name] = server
+    return names

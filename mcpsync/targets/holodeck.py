@@ -1,0 +1,158 @@
+"""HoloDeck targets: agent.yaml `tools:` and the global config's `mcp_servers:`.
+
+Rules from HoloDeck 0.7.1 (holodeck/models/tool.py MCPTool, config/loader.py): names match
+^[0-9A-Za-z_]+$, unknown keys are rejected, stdio `command` is one of npx/node/uvx/docker,
+transports are stdio/sse/http (http = streamable HTTP), `${VAR}` is substituted at load time,
+global entries without `type: mcp` are dropped when merged into an agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mcpsync.errors import InputError
+from mcpsync.fsutil import real_target
+from mcpsync.lockfile import LockedServer
+from mcpsync.manifest import TargetSpec
+from mcpsync.targets.base import FileChange, SyncContext, label, mapped_names, selected
+
+NAME_PATTERN = r"[0-9A-Za-z_]+"
+COMMANDS = ("npx", "node", "uvx", "docker")
+TRANSPORTS = {"stdio": "stdio", "sse": "sse", "streamable-http": "http"}
+
+
+def render_entry(name: str, server: LockedServer, where: str) -> dict[str, Any]:
+    """One HoloDeck MCP tool entry (key order as HoloDeck documents it)."""
+    launch = server.launch
+    entry: dict[str, Any] = {
+        "name": name,
+        "description": server.description or server.name or server.alias,
+        "type": "mcp",
+        "transport": TRANSPORTS[launch.transport],
+    }
+    if launch.transport == "stdio":
+        entry.update(_stdio(server, where))
+    else:
+        entry["url"] = launch.url
+        if launch.headers:
+            entry["headers"] = dict(launch.headers)
+    if server.name:
+        entry["registry_name"] = server.name
+    return entry
+
+
+def _stdio(server: LockedServer, where: str) -> dict[str, Any]:
+    launch = server.launch
+    if launch.command not in COMMANDS:
+        raise InputError(
+            f"Server '{server.alias}' cannot be written to {where}: HoloDeck runs only "
+            f"{', '.join(COMMANDS)}, and this server needs "
+            f"{launch.command or f'a {launch.registry_type} package'}",
+            hint="set `package` in mcp.toml to npm, pypi, oci or remote if the server offers "
+            "one, or leave it out of this target with `servers = [...]`",
+        )
+    out: dict[str, Any] = {"command": launch.command, "args": list(launch.args)}
+    if launch.env:
+        out["env"] = dict(launch.env)
+    return out
+
+
+def _entries(spec: TargetSpec, servers: Sequence[LockedServer]) -> dict[str, dict[str, Any]]:
+    where = label(spec)
+    named = mapped_names(selected(spec, servers), spec, NAME_PATTERN, dash="_")
+    return {name: render_entry(name, server, where) for name, server in named.items()}
+
+
+@dataclass
+class AgentTarget:
+    """agent.yaml files: every `type: mcp` tool is generated from the lock."""
+
+    spec: TargetSpec
+
+    def plan(self, servers: Sequence[LockedServer], ctx: SyncContext) -> list[FileChange]:
+        from mcpsync.edit import yamledit
+
+        entries = _entries(self.spec, servers)
+        changes = []
+        for path in self._files(ctx):
+            old = ctx.read(path) or ""
+            self._check_names(old, path, entries)
+            new = yamledit.replace_list_items(
+                old, "tools", _is_mcp, list(entries.values()), path=str(path)
+            )
+            changes.append(FileChange(path, old, new, label(self.spec)))
+        return changes
+
+    def _files(self, ctx: SyncContext) -> list[Path]:
+        pattern = self.spec.path or "agent.yaml"
+        found = sorted(p for p in ctx.root.glob(pattern) if p.is_file())
+        if not found:
+            raise InputError(
+                f"No agent.yaml found for target {label(self.spec)}: '{pattern}' matches "
+                f"nothing under {ctx.root}",
+                hint="fix `path` in mcp.toml (a glob relative to mcp.toml)",
+            )
+        return found
+
+    @staticmethod
+    def _check_names(text: str, path: Path, entries: dict[str, dict[str, Any]]) -> None:
+        from mcpsync.edit import yamledit
+
+        tools = (yamledit.load(text, path=str(path)) or {}).get("tools") or []
+        for tool in tools if isinstance(tools, list) else []:
+            if isinstance(tool, dict) and not _is_mcp(tool) and tool.get("name") in entries:
+                raise InputError(
+                    f"{path}: a {tool.get('type')} tool is already named '{tool['name']}'. "
+                    "File not modified.",
+                    hint="rename the server's alias in mcp.toml",
+                )
+
+
+def _is_mcp(item: Any) -> bool:
+    return isinstance(item, dict) and item.get("type") == "mcp"
+
+
+@dataclass
+class GlobalTarget:
+    """~/.holodeck/config.yaml `mcp_servers:`, shared: only this project's entries change."""
+
+    spec: TargetSpec
+
+    def plan(self, servers: Sequence[LockedServer], ctx: SyncContext) -> list[FileChange]:
+        from mcpsync.edit import yamledit
+        from mcpsync.ownership import claim
+
+        path = self._path(ctx)
+        old = ctx.read(path)
+        text = old or ""
+        entries = _entries(self.spec, servers)
+        data = yamledit.load(text, path=str(path)) or {}
+        existing = _by_name(data.get("mcp_servers") if isinstance(data, dict) else None)
+        real = real_target(path)
+        ours = claim(ctx.ledger, real, ctx.project_id, existing, entries, label(self.spec))
+        new = yamledit.replace_list_items(
+            text,
+            "mcp_servers",
+            lambda item: isinstance(item, dict) and item.get("name") in ours,
+            list(entries.values()),
+            path=str(path),
+        )
+        if old is None and not entries:
+            return []  # nothing to write and no file: do not create an empty one
+        return [FileChange(path, old, new, label(self.spec), owned=tuple(entries), shared=True)]
+
+    def _path(self, ctx: SyncContext) -> Path:
+        if self.spec.path:
+            return ctx.resolve(self.spec.path)
+        folder = ctx.home / ".holodeck"
+        yml = folder / "config.yml"
+        return yml if yml.exists() else folder / "config.yaml"
+
+
+def _by_name(items: Any) -> dict[str, Any]:
+    if not isinstance(items, list):
+        return {}
+    return {i["name"]: i for i in items if isinstance(i, dict) and isinstance(i.get("name"), str)}
