@@ -1,0 +1,527 @@
+"""Edit one object of a JSON or JSONC config file in place, keeping every byte we do not own.
+
+How it works: regex passes find comments (and, for JSONC, trailing commas) and
+blanks them to spaces of the same length. The "masked" text is then plain JSON with the same
+offsets as the original, so the stdlib's C decoder both validates the file and tells us where
+each value ends (``raw_decode``). Edits are (start, end, replacement) spans on the original
+text; nothing outside them is rewritten. The result is read back and compared with the
+intended data before it is returned.
+
+No PyPI library did this: jsonc-edit drives Node.js and npm at run time, json-five and
+json5kit parse JSON5 (a different, looser syntax) and offer no layout-aware insertion.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mcpsync.errors import InputError
+
+__all__ = ["JsonEditError", "load", "update_object"]
+
+BOM = "\ufeff"
+_DEFAULT_UNIT = "  "
+
+# Strings come first in the alternation so "//" inside a URL is never taken for a comment.
+# A JSON string cannot span lines, so stopping at "\n" keeps this in step with the decoder.
+_STRING = r'"(?:[^"\\\n]|\\.)*"'
+_COMMENT_RE = re.compile(_STRING + r"|//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)")
+_TRAILING_COMMA_RE = re.compile(_STRING + r"|,(?=[ \t\r\n]*[}\]])")
+_MAYBE_TRAILING_RE = re.compile(r",[ \t\r\n]*[}\]]")
+_CONSTANT_RE = re.compile(_STRING + r"|-?\b(?:NaN|Infinity)\b")
+_WS_RE = re.compile(r"[ \t\r\n]*")
+_INDENT_RE = re.compile(r"\n([ \t]+)[^ \t\r\n]")
+
+
+_JSON_TYPES = {
+    list: "an array",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "a boolean",
+    type(None): "null",
+}
+
+
+class JsonEditError(InputError):
+    """A JSON/JSONC config file that cannot be read or edited safely."""
+
+
+class _BadConstant(ValueError):
+    """NaN/Infinity: Python's decoder accepts them, JSON does not."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise _BadConstant(name)
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+@dataclass
+class _Doc:
+    text: str  # without BOM
+    masked: str  # same length as text; comments and trailing commas blanked
+    comments: list[int]  # start offsets of comments, sorted
+    trailing: list[int]  # offsets of trailing commas, sorted
+    data: Any
+
+    @property
+    def newline(self) -> str:
+        i = self.text.find("\n")
+        return "\r\n" if i > 0 and self.text[i - 1] == "\r" else "\n"
+
+    @property
+    def unit(self) -> str:
+        # Comment lines are blank in the masked text, so they cannot mislead the guess.
+        m = _INDENT_RE.search(self.masked)
+        if m is None:
+            return _DEFAULT_UNIT
+        ws = m.group(1)
+        if ws[0] == "\t":
+            return "\t"
+        return ws if set(ws) == {" "} and len(ws) <= 8 else _DEFAULT_UNIT
+
+    def has_comment(self, start: int, end: int) -> bool:
+        return bisect.bisect_left(self.comments, start) < bisect.bisect_left(self.comments, end)
+
+
+@dataclass
+class _Member:
+    key: str
+    start: int  # opening quote of the key
+    key_end: int
+    vstart: int
+    vend: int
+    comma: int | None  # the comma after the value, trailing or not
+    value: Any
+
+
+@dataclass
+class _Obj:
+    start: int  # "{"
+    end: int  # "}"
+    members: list[_Member]
+
+
+@dataclass
+class _Layout:
+    inline: bool  # new members go on the object's single line
+    obj_indent: str
+    member_indent: str
+    colon: str
+    item_sep: str  # whitespace after a comma, inline objects only
+    unit: str
+    newline: str
+
+
+# ---------------------------------------------------------------------------- reading
+
+
+def load(text: str, *, path: str, comments: bool) -> Any:
+    """Parse strict JSON or JSONC (comments and trailing commas). Empty text reads as {}."""
+    body = text[1:] if text.startswith(BOM) else text
+    if not body.strip():
+        return {}
+    return _parse(body, path, comments).data
+
+
+def _parse(text: str, path: str, comments: bool) -> _Doc:
+    if comments:
+        masked, starts, trailing = _mask_jsonc(text, path)
+    else:
+        masked, starts, trailing = text, [], []
+    try:
+        data = _DECODER.decode(masked)
+    except json.JSONDecodeError as err:
+        raise _invalid(text, path, comments, *_describe(err, text, comments)) from None
+    except _BadConstant as err:
+        pos = next(m.start() for m in _CONSTANT_RE.finditer(masked) if m.group()[0] != '"')
+        raise _invalid(text, path, comments, pos, f"{err} is not valid JSON") from None
+    except RecursionError:
+        raise _invalid(text, path, comments, 0, "nested too deeply") from None
+    return _Doc(text, masked, starts, trailing, data)
+
+
+def _mask_jsonc(text: str, path: str) -> tuple[str, list[int], list[int]]:
+    parts: list[str] = []
+    starts: list[int] = []
+    cur = 0
+    for m in _COMMENT_RE.finditer(text) if "/" in text else ():
+        s, e = m.span()
+        if text[s] == '"':
+            continue
+        if text.startswith("/*", s) and (e - s < 4 or not text.endswith("*/", s, e)):
+            raise _invalid(text, path, True, s, "unterminated /* comment")
+        starts.append(s)
+        parts += (text[cur:s], re.sub(r"[^\r\n]", " ", text[s:e]))
+        cur = e
+    parts.append(text[cur:])
+    masked = "".join(parts)
+    candidates = _TRAILING_COMMA_RE.finditer(masked) if _MAYBE_TRAILING_RE.search(masked) else ()
+    trailing = [m.start() for m in candidates if _is_trailing(masked, m)]
+    if trailing:
+        chars = list(masked)
+        for i in trailing:
+            chars[i] = " "
+        masked = "".join(chars)
+    return masked, starts, trailing
+
+
+def _is_trailing(masked: str, m: re.Match[str]) -> bool:
+    # A trailing comma must follow a value: "{,}", "[1,,]" and '{"a":,}' stay errors.
+    if m.group() != ",":
+        return False
+    i = m.start() - 1
+    while i >= 0 and masked[i] in " \t\r\n":
+        i -= 1
+    return i >= 0 and masked[i] not in "{[,:"
+
+
+def _describe(err: json.JSONDecodeError, text: str, comments: bool) -> tuple[int, str]:
+    """Where and what, in words a user of a config file knows."""
+    if not comments and text.startswith(("//", "/*"), err.pos):
+        return err.pos, "comments are not allowed in strict JSON"
+    before = text[: err.pos].rstrip(" \t\r\n")
+    if not comments and before.endswith(","):
+        return len(before) - 1, "trailing commas are not allowed in strict JSON"
+    if err.msg == "Extra data":
+        return err.pos, "unexpected text after the top-level value"
+    return err.pos, err.msg
+
+
+def _invalid(text: str, path: str, comments: bool, pos: int, what: str) -> JsonEditError:
+    line = text.count("\n", 0, pos) + 1
+    col = pos - text.rfind("\n", 0, pos)
+    kind = "JSONC" if comments else "JSON"
+    return JsonEditError(
+        f"Invalid {kind} in {path}: line {line} column {col}: {what}. File not modified."
+    )
+
+
+def _scan_object(doc: _Doc, start: int) -> _Obj:
+    """Member spans of the (already validated) object whose "{" is at `start`."""
+    s = doc.masked
+    members: list[_Member] = []
+    j = _skip_ws(s, start + 1)
+    if s[j] == "}":
+        return _Obj(start, j, members)
+    while True:
+        key, key_end = _DECODER.raw_decode(s, j)
+        vstart = _skip_ws(s, s.index(":", key_end) + 1)
+        value, vend = _DECODER.raw_decode(s, vstart)
+        k = _skip_ws(s, vend)
+        if s[k] == ",":
+            members.append(_Member(key, j, key_end, vstart, vend, k, value))
+            j = _skip_ws(s, k + 1)
+            continue
+        i = bisect.bisect_left(doc.trailing, vend)
+        comma = doc.trailing[i] if i < len(doc.trailing) and doc.trailing[i] < k else None
+        members.append(_Member(key, j, key_end, vstart, vend, comma, value))
+        return _Obj(start, k, members)
+
+
+# ---------------------------------------------------------------------------- editing
+
+
+def update_object(
+    text: str,
+    path: Sequence[str],
+    updates: Mapping[str, Any],
+    *,
+    file: str,
+    comments: bool,
+    remove: Collection[str] = (),
+) -> str:
+    """Set `updates` and delete `remove` in the object at `path`; return the new text.
+
+    Missing objects along `path` are created only when there is something to set. A key in
+    both `updates` and `remove` is set. Keys that are touched (or on `path`) and appear twice
+    in their object are refused: editing one copy would leave the other to confuse readers.
+    """
+    bom = BOM if text.startswith(BOM) else ""
+    body = text[len(bom) :]
+    if not updates and not remove:
+        return text
+    _check_serialisable(updates, file)
+    source = body if body.strip() else "{}" + ("\r\n" if "\r\n" in body else "\n")
+    doc = _parse(source, file, comments)
+    if not isinstance(doc.data, dict):
+        raise JsonEditError(
+            f"Cannot edit {file}: the top-level value is not a JSON object. File not modified."
+        )
+    ops = _plan(doc, list(path), updates, set(remove) - set(updates), file)
+    if not ops:
+        return text
+    new = _splice(source, ops, file)
+    _verify(new, doc.data, list(path), updates, set(remove), file, comments)
+    return bom + new
+
+
+_Op = tuple[int, int, str]
+
+
+def _plan(
+    doc: _Doc, path: list[str], updates: Mapping[str, Any], remove: set[str], file: str
+) -> list[_Op]:
+    root = _skip_ws(doc.masked, 0)
+    obj = _scan_object(doc, root)
+    layout = _layout(doc, obj, parent=None)
+    for depth, key in enumerate(path):
+        member = _unique(obj, key, file, path[:depth])
+        if member is None:
+            if not updates:
+                return []
+            return _object_ops(doc, obj, layout, {key: _nest(path[depth + 1 :], updates)}, set())
+        if not isinstance(member.value, dict):
+            where = ".".join(path[: depth + 1])
+            kind = _JSON_TYPES.get(type(member.value), "value")
+            raise JsonEditError(
+                f'Cannot edit {file}: "{where}" is {kind}, not a JSON object. File not modified.'
+            )
+        obj = _scan_object(doc, member.vstart)
+        layout = _layout(doc, obj, parent=layout)
+    for key in [*updates, *remove]:
+        _unique(obj, key, file, path)
+    return _object_ops(doc, obj, layout, updates, remove)
+
+
+def _unique(obj: _Obj, key: str, file: str, where: list[str]) -> _Member | None:
+    found = [m for m in obj.members if m.key == key]
+    if len(found) > 1:
+        place = ".".join(where) or "the top-level object"
+        raise JsonEditError(
+            f'Cannot edit {file}: key "{key}" appears {len(found)} times in {place}; '
+            "remove the duplicate by hand. File not modified."
+        )
+    return found[0] if found else None
+
+
+def _nest(path: Sequence[str], leaf: Mapping[str, Any]) -> Any:
+    value: Any = dict(leaf)
+    for key in reversed(path):
+        value = {key: value}
+    return value
+
+
+def _object_ops(
+    doc: _Doc, obj: _Obj, layout: _Layout, updates: Mapping[str, Any], remove: set[str]
+) -> list[_Op]:
+    existing = {m.key: m for m in obj.members}
+    ops: list[_Op] = []
+    for key, value in updates.items():
+        m = existing.get(key)
+        if m is not None and _canon(m.value) != _canon(value):
+            indent = _line_indent(doc.text, m.start) or layout.member_indent
+            ops.append((m.vstart, m.vend, _dump(value, layout, indent)))
+    removed = [m for m in obj.members if m.key in remove]
+    survivors = [m for m in obj.members if m.key not in remove]
+    new = [(k, v) for k, v in updates.items() if k not in existing]
+    if removed and not survivors and not new and not doc.has_comment(obj.start, obj.end):
+        return [(obj.start + 1, obj.end, "")]  # nothing left to keep: write "{}"
+    ops += [_removal(doc.text, m) for m in removed]
+    trailing_style = bool(obj.members) and obj.members[-1].comma is not None
+    last = survivors[-1] if survivors else None
+    if removed and last is not None and not new and not trailing_style and last.comma is not None:
+        ops.append((last.comma, last.comma + 1, ""))  # it is now the last member
+    if new:
+        texts = [_member_text(k, v, layout) for k, v in new]
+        if last is None:
+            ops += _insert_first(doc, obj, layout, texts, trailing_style)
+        else:
+            ops += _insert_after(doc, obj, layout, last, texts, trailing_style)
+    return ops
+
+
+def _removal(text: str, m: _Member) -> _Op:
+    """Delete a member with its own comma, and its line if it sat alone on it."""
+    end = m.comma + 1 if m.comma is not None else m.vend
+    line_start = text.rfind("\n", 0, m.start) + 1
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end < 0 else line_end
+    if not text[line_start : m.start].strip(" \t") and not text[end:line_end].strip(" \t\r"):
+        return (line_start, min(line_end + 1, len(text)), "")
+    after = _skip_blanks(text, end)
+    if m.comma is not None and text[after : after + 1] not in ("\r", "\n"):
+        return (m.start, after, "")
+    # Nothing of ours follows on the line: take the blanks before it, so neither "1, }"
+    # nor a "/* note */ " with a dangling blank is left behind.
+    start = m.start
+    while start > 0 and text[start - 1] in " \t":
+        start -= 1
+    return (start, after if m.comma is not None else end, "")
+
+
+def _insert_after(
+    doc: _Doc, obj: _Obj, layout: _Layout, last: _Member, texts: list[str], trailing: bool
+) -> list[_Op]:
+    ops: list[_Op] = []
+    if last.comma is None:
+        ops.append((last.vend, last.vend, ","))
+    anchor = last.comma + 1 if last.comma is not None else last.vend
+    tail = "," if trailing else ""
+    if layout.inline:
+        sep = "," + layout.item_sep
+        ops.append((anchor, anchor, layout.item_sep + sep.join(texts) + tail))
+        return ops
+    nl, ind = layout.newline, layout.member_indent
+    line_end = doc.text.find("\n", anchor)
+    if 0 <= line_end < obj.end and not doc.masked[anchor:line_end].strip():
+        # Below the last member's line, so a comment at the end of that line stays with it.
+        lines = [ind + t for t in texts]
+        ops.append((line_end + 1, line_end + 1, ("," + nl).join(lines) + tail + nl))
+    else:
+        body = "".join(f",{nl}{ind}{t}" for t in texts)[1:]
+        ops.append((anchor, anchor, body + tail))
+    return ops
+
+
+def _insert_first(
+    doc: _Doc, obj: _Obj, layout: _Layout, texts: list[str], trailing: bool
+) -> list[_Op]:
+    if layout.inline:
+        return [(obj.start + 1, obj.start + 1, ("," + layout.item_sep).join(texts))]
+    nl, ind = layout.newline, layout.member_indent
+    members = ("," + nl).join(ind + t for t in texts) + ("," if trailing else "")
+    close_line = doc.text.rfind("\n", 0, obj.end) + 1
+    if close_line > obj.start and not doc.text[close_line : obj.end].strip(" \t"):
+        return [(close_line, close_line, members + nl)]  # before a "}" on its own line
+    if not doc.masked[obj.start + 1 : obj.end].strip() and not doc.has_comment(obj.start, obj.end):
+        return [(obj.start + 1, obj.end, nl + members + nl + layout.obj_indent)]
+    return [(obj.end, obj.end, nl + members + nl + layout.obj_indent)]
+
+
+# ---------------------------------------------------------------------------- layout
+
+
+def _layout(doc: _Doc, obj: _Obj, *, parent: _Layout | None) -> _Layout:
+    text = doc.text
+    one_line = "\n" not in text[obj.start : obj.end]
+    # An empty "{}" has no style of its own: it follows its parent (root "{}" expands).
+    inline = one_line and (bool(obj.members) or (parent is not None and parent.inline))
+    obj_indent = _leading_blanks(text, obj.start)
+    first = obj.members[0] if obj.members else None
+    member_indent = obj_indent + doc.unit
+    colon, item_sep = ": ", " "
+    if first is not None:
+        member_indent = _line_indent(text, first.start) or member_indent
+        between = text[first.key_end : first.vstart]
+        if "\n" not in between and not doc.has_comment(first.key_end, first.vstart):
+            colon = between  # ":" with the file's own spacing
+        item_sep = " " if colon.endswith(" ") else ""
+        if len(obj.members) > 1 and first.comma is not None:
+            gap = text[first.comma + 1 : obj.members[1].start]
+            item_sep = gap if not gap.strip(" \t") else item_sep
+    elif parent is not None:
+        colon, item_sep = parent.colon, parent.item_sep
+    return _Layout(inline, obj_indent, member_indent, colon, item_sep, doc.unit, doc.newline)
+
+
+def _leading_blanks(text: str, pos: int) -> str:
+    start = text.rfind("\n", 0, pos) + 1
+    line = text[start:pos]
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def _line_indent(text: str, pos: int) -> str | None:
+    """The blanks before `pos` if nothing else precedes it on its line."""
+    start = text.rfind("\n", 0, pos) + 1
+    lead = text[start:pos]
+    return lead if lead and not lead.strip(" \t") else None
+
+
+def _skip_ws(text: str, i: int) -> int:
+    m = _WS_RE.match(text, i)
+    return m.end() if m else i
+
+
+def _skip_blanks(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t":
+        i += 1
+    return i
+
+
+def _member_text(key: str, value: Any, layout: _Layout) -> str:
+    return (
+        json.dumps(key, ensure_ascii=False)
+        + layout.colon
+        + _dump(value, layout, layout.member_indent)
+    )
+
+
+def _dump(value: Any, layout: _Layout, indent: str) -> str:
+    if layout.inline:
+        return json.dumps(
+            value, ensure_ascii=False, separators=("," + layout.item_sep, layout.colon)
+        )
+    out = json.dumps(value, ensure_ascii=False, indent=layout.unit, separators=(",", layout.colon))
+    return out.replace("\n", layout.newline + indent)
+
+
+# ---------------------------------------------------------------------------- safety
+
+
+def _canon(value: Any) -> str:
+    # Distinguishes 1, 1.0 and true, which == does not; sort_keys makes dicts order-free.
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _check_serialisable(updates: Mapping[str, Any], file: str) -> None:
+    for key, value in updates.items():
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as err:
+            raise JsonEditError(
+                f'Cannot write "{key}" to {file}: not a JSON value ({err}). File not modified.'
+            ) from None
+
+
+def _splice(text: str, ops: list[_Op], file: str) -> str:
+    out: list[str] = []
+    cur = 0
+    for start, end, rep in sorted(ops, key=lambda op: (op[0], op[1])):
+        if start < cur:
+            if rep:
+                raise _unsafe(file, "overlapping edits")
+            if end <= cur:
+                continue
+            start = cur  # two deletions that overlap: delete their union
+        out += (text[cur:start], rep)
+        cur = end
+    out.append(text[cur:])
+    return "".join(out)
+
+
+def _verify(
+    new: str,
+    data: dict[str, Any],
+    path: list[str],
+    updates: Mapping[str, Any],
+    remove: set[str],
+    file: str,
+    comments: bool,
+) -> None:
+    intended = dict(data)
+    cur = intended
+    for key in path:
+        child = cur.get(key)
+        cur[key] = dict(child) if isinstance(child, dict) else {}
+        cur = cur[key]
+    for key in remove:
+        cur.pop(key, None)
+    cur.update(updates)
+    try:
+        result = load(new, path=file, comments=comments)
+    except JsonEditError:
+        raise _unsafe(file, "the edited text does not parse") from None
+    if _canon(result) != _canon(intended):
+        raise _unsafe(file, "the edited text does not read back as intended")
+
+
+def _unsafe(file: str, why: str) -> JsonEditError:
+    return JsonEditError(f"Could not edit {file} safely: {why}. File not modified.")
