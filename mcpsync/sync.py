@@ -40,8 +40,8 @@ def plan(manifest: Manifest, lock: Lock, ctx: SyncContext) -> SyncPlan:
     for change in changes:
         if change.shared:
             ctx.ledger.record(change.real, ctx.project_id, change.owned)
-    new_ledger = ctx.ledger.dumps()
-    if ctx.ledger.text is None and '"files": {}' in new_ledger:
+    new_ledger: str | None = ctx.ledger.dumps()
+    if ctx.ledger.text is None and not ctx.ledger.files:
         new_ledger = None  # no shared file touched: leave no ledger behind
     notes = [
         f"{c.path}: export {', '.join(c.missing_env)} (this client has no reference syntax)"

@@ -12,11 +12,11 @@ from mcpsync.cli.output import emit_json, json_option, say
 from mcpsync.errors import InputError
 
 
+@category("write")
+@examples("mcpsync init")
 @click.command()
 @click.option("--force", is_flag=True, help="Overwrite an existing mcp.toml.")
 @json_option
-@category("write")
-@examples("mcpsync init")
 @click.pass_obj
 def init(ctx: Context, force: bool, as_json: bool) -> int:
     """Write a commented mcp.toml in the project directory."""
@@ -34,15 +34,15 @@ def init(ctx: Context, force: bool, as_json: bool) -> int:
     return 0
 
 
-@click.command()
-@click.argument("spec", metavar="NAME[@CONSTRAINT]")
-@click.option("--as", "alias", metavar="ALIAS", help="The server's alias (default: from NAME).")
-@json_option
 @category("write")
 @examples(
     "mcpsync add io.github.modelcontextprotocol/server-filesystem",
     "mcpsync add io.github.acme/weather@^1.2 --as weather",
 )
+@click.command()
+@click.argument("spec", metavar="NAME[@CONSTRAINT]")
+@click.option("--as", "alias", metavar="ALIAS", help="The server's alias (default: from NAME).")
+@json_option
 @click.pass_obj
 def add(ctx: Context, spec: str, alias: str | None, as_json: bool) -> int:
     """Declare a registry server in mcp.toml, then lock.
@@ -61,11 +61,11 @@ def add(ctx: Context, spec: str, alias: str | None, as_json: bool) -> int:
     )
 
 
+@category("write")
+@examples("mcpsync remove filesystem")
 @click.command()
 @click.argument("alias")
 @json_option
-@category("write")
-@examples("mcpsync remove filesystem")
 @click.pass_obj
 def remove(ctx: Context, alias: str, as_json: bool) -> int:
     """Remove a server from mcp.toml (and from target subsets), then lock."""

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from mcpsync.resolve import Change
 
 
+@category("write", read_when=("check",))
+@examples("mcpsync lock", "mcpsync lock --check", "mcpsync lock -P filesystem", "mcpsync lock -U")
 @click.command()
 @click.option("-U", "--upgrade", is_flag=True, help="Re-resolve every server, ignoring pins.")
 @click.option(
@@ -30,8 +32,6 @@ if TYPE_CHECKING:
 )
 @click.option("--check", is_flag=True, help="Offline: exit 0 if mcp.lock matches mcp.toml, else 1.")
 @json_option
-@category("write", read_when=("check",))
-@examples("mcpsync lock", "mcpsync lock --check", "mcpsync lock -P filesystem", "mcpsync lock -U")
 @click.pass_obj
 def lock(
     ctx: Context, upgrade: bool, upgrade_package: Sequence[str], check: bool, as_json: bool

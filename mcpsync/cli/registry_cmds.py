@@ -28,12 +28,12 @@ def _open(ctx: Context) -> Registry:
     return open_registry(url, base_dir=ctx.root, timeout=ctx.timeout)
 
 
+@category("read")
+@examples("mcpsync search filesystem", "mcpsync search github --limit 5 --json")
 @click.command()
 @click.argument("text")
 @click.option("--limit", type=click.IntRange(1, 100), default=30, show_default=True)
 @json_option
-@category("read")
-@examples("mcpsync search filesystem", "mcpsync search github --limit 5 --json")
 @click.pass_obj
 def search(ctx: Context, text: str, limit: int, as_json: bool) -> int:
     """Find servers whose registry name contains TEXT (latest versions)."""
@@ -54,11 +54,11 @@ def search(ctx: Context, text: str, limit: int, as_json: bool) -> int:
     return 0
 
 
+@category("read")
+@examples("mcpsync show io.github.acme/weather", "mcpsync show io.github.acme/weather@1.2.0")
 @click.command()
 @click.argument("spec", metavar="NAME[@VERSION]")
 @json_option
-@category("read")
-@examples("mcpsync show io.github.acme/weather", "mcpsync show io.github.acme/weather@1.2.0")
 @click.pass_obj
 def show(ctx: Context, spec: str, as_json: bool) -> int:
     """Show a server's versions, or one version's packages and remotes."""

@@ -12,10 +12,10 @@ from mcpsync.cli.output import emit_json, json_option, say
 from mcpsync.errors import InputError
 
 
-@click.command("list")
-@json_option
 @category("read")
 @examples("mcpsync list", "mcpsync list --json")
+@click.command("list")
+@json_option
 @click.pass_obj
 def list_cmd(ctx: Context, as_json: bool) -> int:
     """List the servers pinned in mcp.lock (offline)."""
@@ -50,10 +50,10 @@ def _row(server: Any) -> dict[str, Any]:
     }
 
 
-@click.command()
-@json_option
 @category("read")
 @examples("mcpsync outdated", "mcpsync outdated --json")
+@click.command()
+@json_option
 @click.pass_obj
 def outdated(ctx: Context, as_json: bool) -> int:
     """Show pins with newer versions: allowed by mcp.toml, or only by a wider constraint."""

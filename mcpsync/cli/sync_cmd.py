@@ -19,14 +19,14 @@ if TYPE_CHECKING:
     from mcpsync.targets.base import FileChange
 
 
+@category("write", read_when=("check", "dry_run", "show_diff"))
+@examples("mcpsync sync", "mcpsync sync --check", "mcpsync sync --diff")
 @click.command()
 @click.option("--check", is_flag=True, help="Exit 1 with a diff if any target differs.")
 @click.option("--dry-run", is_flag=True, help="Print what would change; write nothing.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing.")
 @click.option("--frozen", is_flag=True, help="Sync even if mcp.lock is stale for mcp.toml.")
 @json_option
-@category("write", read_when=("check", "dry_run", "show_diff"))
-@examples("mcpsync sync", "mcpsync sync --check", "mcpsync sync --diff")
 @click.pass_obj
 def sync(
     ctx: Context, check: bool, dry_run: bool, show_diff: bool, frozen: bool, as_json: bool
