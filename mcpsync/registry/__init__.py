@@ -1,1 +1,137 @@
-"""registry."""
+"""The registry seam: pick a backend for a URL, and read registry items strictly.
+
+Import-light on purpose: httpx is imported by the HTTP backend only, and that backend only when
+an http(s) URL is opened, so `mcpsync --help` and offline commands never pay for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
+
+from mcpsync.errors import InputError, NotFound
+from mcpsync.registry.base import OFFICIAL_META, Registry, ServerEntry
+
+if TYPE_CHECKING:
+    from mcpsync.registry.snapshot import SnapshotRegistry
+
+__all__ = [
+    "Registry",
+    "ServerEntry",
+    "open_registry",
+    "parse_item",
+    "parse_server_list",
+    "server_not_found",
+    "version_not_found",
+]
+
+
+def open_registry(
+    url: str, *, base_dir: Path, timeout: float = 5.0, concurrency: int = 16
+) -> Registry:
+    """The backend for `url`: http(s) → the v0.1 client, file: → a snapshot directory."""
+    scheme = url.partition(":")[0].lower() if ":" in url else ""
+    if scheme in ("http", "https"):
+        from mcpsync.registry.http import HttpRegistry
+
+        return HttpRegistry(url, timeout=timeout, concurrency=concurrency)
+    if scheme == "file":
+        return _open_snapshot(url, base_dir)
+    raise InputError(
+        f"Unsupported registry URL {url!r}",
+        hint="use https://…, http://…, or file:DIR for a snapshot directory",
+    )
+
+
+def _open_snapshot(url: str, base_dir: Path) -> SnapshotRegistry:
+    from mcpsync.registry.snapshot import SnapshotRegistry
+
+    return SnapshotRegistry(snapshot_path(url, base_dir), url)
+
+
+def snapshot_path(url: str, base_dir: Path) -> Path:
+    """`file:dir` and `file:./dir` are relative to base_dir; `file:///abs` is absolute."""
+    rest = url[len("file:") :]
+    if rest.startswith("//"):
+        # A real file URL: an authority (empty or localhost) and a percent-encoded path.
+        parts = urlsplit(url)
+        if parts.netloc not in ("", "localhost"):
+            raise InputError(f"Registry URL {url!r} names a remote host; use file:///path")
+        rest = unquote(parts.path)
+    if not rest:
+        raise InputError(f"Registry URL {url!r} names no directory", hint="e.g. file:./snapshot")
+    return base_dir / rest  # an absolute `rest` replaces base_dir
+
+
+# --- what both backends say -----------------------------------------------------------------
+
+
+def server_not_found(name: str, url: str) -> NotFound:
+    return NotFound(f"Server '{name}' not found in registry {url}")
+
+
+def version_not_found(
+    name: str, version: str, url: str, known: Sequence[ServerEntry] = ()
+) -> NotFound:
+    """`known`: the server's versions, newest first, offered as a hint."""
+    shown = ", ".join(entry.version for entry in known[:8])
+    more = f" and {len(known) - 8} more" if len(known) > 8 else ""
+    return NotFound(
+        f"Version '{version}' of server '{name}' not found in registry {url}",
+        hint=f"available versions, newest first: {shown}{more}" if known else None,
+    )
+
+
+# --- strict reading of registry data, shared by both backends -------------------------------
+
+
+def parse_item(item: Any) -> ServerEntry:
+    """A ServerResponse item → ServerEntry, checking every field mcpsync relies on.
+
+    Raises ValueError saying what is wrong; callers add the file or URL."""
+    if not isinstance(item, dict):
+        raise ValueError(f"an item is {_kind(item)}, not an object")
+    server = item.get("server")
+    if not isinstance(server, dict):
+        raise ValueError("an item has no 'server' object")
+    check_server(server)
+    meta = item.get("_meta") or {}
+    official = (meta.get(OFFICIAL_META) or {}) if isinstance(meta, dict) else None
+    if not isinstance(official, dict):
+        raise ValueError(f"{_label(server)}: '_meta' is not an object of objects")
+    _check_official(server, official)
+    return ServerEntry.from_response(item)
+
+
+def check_server(server: dict[str, Any]) -> None:
+    """A server.json must at least carry string `name` and `version`."""
+    for key in ("name", "version"):
+        if not isinstance(server.get(key), str) or not server[key]:
+            raise ValueError(f"a server has no '{key}' string ({_label(server)})")
+
+
+def _check_official(server: dict[str, Any], official: dict[str, Any]) -> None:
+    expected = {"status": str, "publishedAt": str, "isLatest": bool}
+    for key, kind in expected.items():
+        value = official.get(key)
+        if value is not None and not isinstance(value, kind):
+            raise ValueError(f"{_label(server)}: '{key}' is {_kind(value)}")
+
+
+def parse_server_list(data: Any) -> list[ServerEntry]:
+    """A ServerList body ({"servers": [...]}) → entries."""
+    servers = data.get("servers") if isinstance(data, dict) else None
+    if not isinstance(servers, list):
+        raise ValueError("the response has no 'servers' list")
+    return [parse_item(item) for item in servers]
+
+
+def _label(server: dict[str, Any]) -> str:
+    name, version = server.get("name"), server.get("version")
+    return f"{name!r} {version!r}" if name or version else "unnamed server"
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else f"a {type(value).__name__}"
