@@ -91,7 +91,8 @@ def _check_http_options(ctx: click.Context, http: bool) -> None:
         if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
     ]
     if given and not http:
-        raise InputError(f"{' and '.join(given)} only apply with --http")
+        verb = "applies" if len(given) == 1 else "apply"
+        raise InputError(f"{' and '.join(given)} only {verb} with --http")
 
 
 def _load_sdk() -> ModuleType:

@@ -45,7 +45,8 @@ OUTPUT_SCHEMA: dict[str, Any] = {
             "3 environment failure (registry unreachable, timeout, permission).",
         },
         "data": {
-            "type": ["object", "array", "null"],
+            # anyOf, not a type list: single-`type` schema dialects (Gemini) reject type lists
+            "anyOf": [{"type": "object"}, {"type": "array"}, {"type": "null"}],
             "description": "The command's --json output, parsed; null when it has none.",
         },
         "output": {
