@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+import httpx
 import pytest
 from registry_stub import ALWAYS, RegistryStub, make_item, make_versions
 
@@ -375,7 +376,7 @@ def test_a_padded_response_within_the_limit_is_fine(registry_stub: RegistryStub)
         (
             b'{"servers": [{"server": {"name": "io.github.example/weather", "version": "1"},'
             b' "_meta": {"io.modelcontextprotocol.registry/official": {"isLatest": "yes"}}}]}',
-            "'isLatest' is a str",
+            "'isLatest' is a string",
         ),
     ],
 )
@@ -419,6 +420,20 @@ def test_open_registry_picks_http(registry_stub: RegistryStub, tmp_path: Path) -
         assert registry.get(WEATHER, "1.0.0").version == "1.0.0"
     finally:
         registry.close()
+
+
+def test_a_custom_transport_is_used() -> None:
+    item = make_item(WEATHER, "1.0.0", is_latest=True)
+    seen: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append(request.url.raw_path.decode())
+        return httpx.Response(200, json={"servers": [item], "metadata": {"count": 1}})
+
+    transport = httpx.MockTransport(answer)
+    with HttpRegistry("https://registry.example", transport=transport) as registry:
+        assert [e.version for e in registry.versions(WEATHER)] == ["1.0.0"]
+    assert seen == [WEATHER_VERSIONS]
 
 
 def test_importing_the_registry_package_does_not_import_httpx() -> None:

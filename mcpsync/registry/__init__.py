@@ -134,4 +134,14 @@ def _label(server: dict[str, Any]) -> str:
 
 
 def _kind(value: Any) -> str:
-    return "null" if value is None else f"a {type(value).__name__}"
+    """A JSON value's type, in JSON's words."""
+    kinds: list[tuple[type | tuple[type, ...], str]] = [
+        (bool, "a boolean"),  # before int: a bool is an int to isinstance
+        ((int, float), "a number"),
+        (str, "a string"),
+        (list, "an array"),
+    ]
+    for types, word in kinds:
+        if isinstance(value, types):
+            return word
+    return "null" if value is None else "an object"
