@@ -36,6 +36,14 @@ def render_entry(name: str, server: LockedServer, where: str) -> dict[str, Any]:
     if launch.transport == "stdio":
         entry.update(_stdio(server, where))
     else:
+        if launch.command:  # a package that serves HTTP locally: HoloDeck would only connect
+            raise InputError(
+                f"Server '{server.alias}' cannot be written to {where}: it is a "
+                f"{launch.registry_type or 'local'} package serving {launch.url}, and HoloDeck "
+                f"connects to a url but never starts `{launch.command}` for it",
+                hint='set `transport = "stdio"` in mcp.toml if the package offers it, or '
+                "start the server yourself and declare it as a custom server with `url`",
+            )
         entry["url"] = launch.url
         if launch.headers:
             entry["headers"] = dict(launch.headers)
