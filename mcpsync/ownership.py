@@ -9,8 +9,11 @@ entry cannot carry a marker; instead mcpsync keeps a ledger beside its other sta
 
 sync replaces and removes only the entries the ledger says this project wrote. An entry with
 the same name that the ledger gives to nobody (the user's own) or to another project is not
-overwritten: sync stops with a clear error. A project whose mcp.toml no longer exists owns
-nothing any more, so its entries can be taken over.
+overwritten: sync stops with a clear error. An entry that already holds exactly what this
+project would write is adopted (a lost ledger is harmless) or shared (two projects that want
+the same server); a shared entry stays until the last project that wants it drops it. A
+project whose mcp.toml no longer exists owns nothing any more, so its entries can be taken
+over.
 """
 
 from __future__ import annotations
@@ -69,6 +72,10 @@ class Ledger:
                 return other
         return None
 
+    def recorded(self, config: Path, name: str) -> bool:
+        """Whether any project, live or gone, is recorded as writing `name` in `config`."""
+        return any(name in names for names in self.files.get(str(config), {}).values())
+
     def record(self, config: Path, project: str, names: Iterable[str]) -> None:
         owners = self.files.setdefault(str(config), {})
         wanted = sorted(set(names))
@@ -96,19 +103,33 @@ def claim(
 ) -> set[str]:
     """Names of entries this project may replace or remove in `config`.
 
-    `existing` and `new` map entry names to their values. A name already present that this
-    project does not own is refused, unless its value is exactly what we would write (then
-    it is adopted: re-running after a lost ledger must not fail).
+    `existing` and `new` map entry names to their values. An entry already present with
+    exactly the value we would write is ours to keep (adopted after a lost ledger, or shared
+    with another project that writes the same). Otherwise a present entry may be replaced
+    only if this project or an abandoned project (mcp.toml gone) wrote it and no other live
+    project did; anything else is refused. An entry we wrote and no longer want is removed
+    unless another live project still wants it.
     """
     owned = ledger.owned(config, project)
+    managed: set[str] = set()
     for name, value in new.items():
-        if name not in existing or name in owned or existing[name] == value:
+        if name not in existing or existing[name] == value:
+            managed.add(name)
             continue
         other = ledger.owner(config, name, project)
-        whose = f"project {Path(other).parent}" if other else "you (not written by mcpsync)"
+        if other is None and (name in owned or ledger.recorded(config, name)):
+            managed.add(name)
+            continue
+        if other is not None:
+            whose = f"project {Path(other).parent}, which writes a different value"
+        else:
+            whose = "you (not written by mcpsync)"
         raise InputError(
             f"{config}: entry '{name}' belongs to {whose}; {target} will not overwrite it. "
             "File not modified.",
             hint=f"rename the server's alias in mcp.toml, or remove '{name}' from {config}",
         )
-    return (owned & set(existing)) | (set(new) & set(existing))
+    for name in owned & set(existing) - set(new):
+        if ledger.owner(config, name, project) is None:
+            managed.add(name)
+    return managed & set(existing)
