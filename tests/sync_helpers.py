@@ -243,6 +243,13 @@ class Project:
     def sync(self, *args: str) -> Result:
         return self.run("sync", *args)
 
+    def sibling(self, name: str) -> Project:
+        """Another project on the same machine: same HOME, same state dir."""
+        other = Project(self.root.parent / name, self.home, self.state)
+        other.root.mkdir()
+        other.registry()
+        return other
+
     def ledger(self) -> dict[str, Any]:
         return json.loads((self.state / "owners.json").read_text(encoding="utf-8"))
 
