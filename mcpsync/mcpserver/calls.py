@@ -112,9 +112,10 @@ def plan(
     _check_tool(tool, command, options, read_only)
     args = _args(command, arguments.get("args"), positional_by_name)
     fields = _fields(arguments.get("fields"), command, want_json)
+    own = {f["name"] for f in command["flags"]}  # a command's flag shadows a global namesake
     argv = [
         *base_argv,
-        *_render(catalog.global_flags, options),
+        *_render([f for f in catalog.global_flags if f["name"] not in own], options),
         *command["path"].split(),
         *_render(command["flags"], options),
         *(["--json"] if want_json else []),
