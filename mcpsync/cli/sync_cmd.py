@@ -11,7 +11,7 @@ import click
 from mcpsync.cli.context import Context
 from mcpsync.cli.meta import category, examples
 from mcpsync.cli.output import emit_json, json_option, note, say
-from mcpsync.errors import CheckFailed, InputError
+from mcpsync.errors import CheckFailed, EnvFailure, InputError
 
 if TYPE_CHECKING:
     from mcpsync.project import Project
@@ -91,9 +91,16 @@ def _write(proj: Project, lock: Any, as_json: bool) -> int:
     with contextlib.ExitStack() as stack:
         stack.enter_context(project_lock(proj.root))
         shared = state_dir(Path(os.path.expanduser("~")))
-        if shared.is_dir():  # serialize projects that share user-scope files
-            stack.enter_context(project_lock(shared))
         the_plan = _plan(proj, lock)
+        if any(c.shared for c in the_plan.changes):
+            # Projects that share user-scope files serialize on the ledger's directory, from
+            # the very first run (which creates it); plan again under that lock.
+            try:
+                shared.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise EnvFailure(f"Cannot create {shared}: {exc.strerror}") from None
+            stack.enter_context(project_lock(shared))
+            the_plan = _plan(proj, lock)
         written = sync_mod.write(the_plan)
     if as_json:
         emit_json(_json(proj, the_plan, include_diff=False))
