@@ -97,8 +97,10 @@ class Tools:
         return _error(result, failure_text(call, outcome), help_text)
 
     def instructions(self) -> str:
-        mode = " This server is read-only: commands that change files are not offered." * bool(
-            self.settings.read_only
+        mode = (
+            " This server is read-only: commands that change files are not offered."
+            if self.settings.read_only
+            else ""
         )
         return (
             "mcpsync keeps a project's MCP servers reproducible: mcp.toml declares them, "
