@@ -1,0 +1,279 @@
+"""What sync writes, loaded by HoloDeck 0.7.1 itself (the path `holodeck chat` takes).
+
+Skipped unless MCPSYNC_HOLODECK_PYTHON names the interpreter of a venv with
+`holodeck-ai==0.7.1 exceptiongroup` installed (.ci/run makes one). tests/holodeck_check.py
+runs there, with HOME pointing at a temp home whose .holodeck/config.yaml sync wrote, and
+every ${VAR} the files reference set, since HoloDeck substitutes them when it loads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sync_helpers import SERVERS, Project, make_project
+
+HOLODECK_PYTHON = os.environ.get("MCPSYNC_HOLODECK_PYTHON")
+CHECK = Path(__file__).with_name("holodeck_check.py")
+
+pytestmark = pytest.mark.skipif(
+    not HOLODECK_PYTHON, reason="MCPSYNC_HOLODECK_PYTHON is not set (HoloDeck venv)"
+)
+
+ENV = {
+    "WEATHER_API_KEY": "wk-123",
+    "PGHOST": "db.internal",
+    "PGPASSWORD": "pw-456",
+    "TOKEN": "tok-789",
+}
+
+RESEARCH = (
+    "# Research agent, CRLF line endings\r\n"
+    "name: research\r\n"
+    "model: {provider: openai, name: gpt-4o}\r\n"
+    "instructions:\r\n"
+    "  inline: Be careful.\r\n"
+    "tools:\r\n"
+    "  # a hand-written function tool\r\n"
+    "  - name: cite\r\n"
+    "    description: Format a citation\r\n"
+    "    type: function\r\n"
+    "    file: tools/cite.py\r\n"
+    "    function: cite\r\n"
+)
+SUPPORT = (
+    "name: support\n"
+    "model: {provider: openai, name: gpt-4o-mini}\n"
+    "instructions: {inline: Be kind.}\n"
+    "tools: [{name: faq, description: FAQ lookup, type: function, file: faq.py, function: faq}]"
+)
+USER_GLOBAL = (
+    "# my own HoloDeck settings\n"
+    "mcp_servers:\n"
+    "  # written by hand; mcpsync keeps it\n"
+    "  - name: mine\n"
+    "    description: My own server\n"
+    "    type: mcp\n"
+    "    command: npx\n"
+    '    args: ["-y", "mine-mcp@1.0.0"]\n'
+)
+MY_TOOLS = """
+    [servers.my-tools]
+    command = "npx"
+    args = ["-y", "@acme/my-tools@2.0.0"]
+    description = "Team tools"
+    """
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+    return make_project(tmp_path, monkeypatch)
+
+
+def holodeck_load(project: Project, *agents: str, env: dict[str, str] | None = None) -> Any:
+    assert HOLODECK_PYTHON
+    proc = subprocess.run(
+        [HOLODECK_PYTHON, str(CHECK), *(str(project.path(a)) for a in agents)],
+        cwd=project.root,
+        env={"PATH": os.environ.get("PATH", ""), "HOME": str(project.home), **ENV, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["holodeck"] == "0.7.1"
+    return {Path(a["path"]).relative_to(project.root).as_posix(): a for a in report["agents"]}
+
+
+def synced_project(project: Project) -> None:
+    project.write("agents/research/agent.yaml", RESEARCH)
+    project.write("agents/research/tools/cite.py", "def cite(text: str) -> str:\n    return text\n")
+    project.write("agents/support/agent.yaml", SUPPORT)
+    project.write("agents/support/faq.py", "def faq(q: str) -> str:\n    return q\n")
+    global_file = project.home / ".holodeck" / "config.yaml"
+    global_file.parent.mkdir()
+    global_file.write_text(USER_GLOBAL)
+    project.manifest(
+        SERVERS["files"],
+        SERVERS["weather"],
+        SERVERS["postgres"],
+        SERVERS["search"],
+        SERVERS["notes"],
+        MY_TOOLS,
+        """
+        [[targets]]
+        kind = "holodeck-agent"
+        path = "agents/research/agent.yaml"
+
+        [[targets]]
+        kind = "holodeck-agent"
+        path = "agents/support/agent.yaml"
+        servers = ["files", "my-tools"]
+
+        [[targets]]
+        kind = "holodeck-global"
+        servers = ["search", "weather"]
+        """,
+    )
+    project.lock()
+    result = project.sync()
+    assert result.code == 0, result.text
+    assert project.sync("--check").code == 0
+
+
+FILES = {
+    "name": "files",
+    "description": "Read and write files",
+    "type": "mcp",
+    "transport": "stdio",
+    "command": "npx",
+    "args": ["-y", "@acme/files-mcp@1.2.0", "/workspace"],
+    "registry_name": "io.github.acme/files",
+}
+MY_TOOLS_ENTRY = {
+    "name": "my_tools",
+    "description": "Team tools",
+    "type": "mcp",
+    "transport": "stdio",
+    "command": "npx",
+    "args": ["-y", "@acme/my-tools@2.0.0"],
+}
+NOTES = {
+    "name": "notes",
+    "description": "Team notes",
+    "type": "mcp",
+    "transport": "stdio",
+    "command": "uvx",
+    "args": ["acme-notes-mcp==1.4.2"],
+}
+POSTGRES = {
+    "name": "postgres",
+    "description": "Query PostgreSQL",
+    "type": "mcp",
+    "transport": "stdio",
+    "command": "docker",
+    "args": [
+        "run",
+        "-i",
+        "--rm",
+        "-e",
+        "PGHOST",
+        "-e",
+        "PGPASSWORD",
+        "docker.io/acme/postgres-mcp:3.1.0",
+    ],
+    "env": {"PGHOST": "db.internal", "PGPASSWORD": "pw-456"},
+    "registry_name": "io.github.acme/postgres",
+}
+SEARCH = {
+    "name": "search",
+    "description": "Web search",
+    "type": "mcp",
+    "transport": "http",
+    "url": "https://mcp.acme.example/search",
+    "headers": {"Authorization": "Bearer tok-789"},
+    "registry_name": "com.acme/search",
+}
+WEATHER = {
+    "name": "weather",
+    "description": "Forecasts",
+    "type": "mcp",
+    "transport": "stdio",
+    "command": "uvx",
+    "args": ["acme-weather-mcp==0.5.0"],
+    "env": {"WEATHER_API_KEY": "wk-123"},
+    "registry_name": "io.github.acme/weather",
+}
+MINE = {
+    "name": "mine",
+    "description": "My own server",
+    "type": "mcp",
+    "transport": "stdio",
+    "command": "npx",
+    "args": ["-y", "mine-mcp@1.0.0"],
+}
+
+
+def test_holodeck_loads_synced_agents_with_the_right_merged_tools(project: Project) -> None:
+    synced_project(project)
+    agents = holodeck_load(project, "agents/research/agent.yaml", "agents/support/agent.yaml")
+    research, support = agents["agents/research/agent.yaml"], agents["agents/support/agent.yaml"]
+    assert research["ok"], research.get("error")
+    assert support["ok"], support.get("error")
+    cite = {
+        "name": "cite",
+        "description": "Format a citation",
+        "type": "function",
+        "file": "tools/cite.py",
+        "function": "cite",
+    }
+    faq = {
+        "name": "faq",
+        "description": "FAQ lookup",
+        "type": "function",
+        "file": "faq.py",
+        "function": "faq",
+    }
+    # research declares every server itself, so the global `search` and `weather` are skipped
+    # (the agent's own entry wins) and only the user's `mine` is merged in
+    assert research["tools"] == [
+        cite,
+        FILES,
+        MY_TOOLS_ENTRY,
+        NOTES,
+        POSTGRES,
+        SEARCH,
+        WEATHER,
+        MINE,
+    ]
+    # support gets its subset, then the global entries in the global file's order
+    assert support["tools"] == [faq, FILES, MY_TOOLS_ENTRY, MINE, SEARCH, WEATHER]
+    for agent in (research, support):
+        names = [t["name"] for t in agent["tools"]]
+        assert len(names) == len(set(names))
+
+
+def test_holodeck_refuses_a_missing_variable(project: Project) -> None:
+    # Not a sync problem, but the reason the env must be complete: HoloDeck fails the load.
+    synced_project(project)
+    agents = holodeck_load(project, "agents/support/agent.yaml", env={"TOKEN": ""})
+    assert agents["agents/support/agent.yaml"]["ok"]  # empty is set
+    proc = subprocess.run(
+        [str(HOLODECK_PYTHON), str(CHECK), str(project.path("agents/support/agent.yaml"))],
+        env={"PATH": os.environ.get("PATH", ""), "HOME": str(project.home)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    (agent,) = json.loads(proc.stdout)["agents"]
+    assert not agent["ok"]
+    assert "Environment variable 'TOKEN' not found" in agent["error"]
+
+
+def test_duplicate_global_name_breaks_every_holodeck_load_so_sync_never_writes_one(
+    project: Project,
+) -> None:
+    synced_project(project)
+    global_file = project.home / ".holodeck" / "config.yaml"
+    # HoloDeck accepts a global file with two entries of one name, then fails every agent
+    duplicated = global_file.read_text() + (
+        "  - name: mine\n    description: again\n    type: mcp\n    command: uvx\n    args: [x]\n"
+    )
+    global_file.write_text(duplicated)
+    agents = holodeck_load(project, "agents/support/agent.yaml")
+    error = agents["agents/support/agent.yaml"]["error"]
+    assert "Duplicate tool names found: mine" in error
+
+    # sync refuses to add an entry whose name the user already uses, so it never makes one
+    global_file.write_text(USER_GLOBAL.replace("name: mine", "name: search"))
+    before = global_file.read_bytes()
+    (project.state / "owners.json").unlink()
+    result = project.sync()
+    assert result.code == 2
+    assert "entry 'search' belongs to you" in result.err
+    assert global_file.read_bytes() == before
