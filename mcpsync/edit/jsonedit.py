@@ -14,6 +14,7 @@ json5kit parse JSON5 (a different, looser syntax) and offer no layout-aware inse
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import json
 import re
 from collections.abc import Collection, Mapping, Sequence
@@ -22,7 +23,7 @@ from typing import Any
 
 from mcpsync.errors import InputError
 
-__all__ = ["JsonEditError", "load", "update_object"]
+__all__ = ["JsonEditError", "load", "update_array", "update_object"]
 
 BOM = "\ufeff"
 _DEFAULT_UNIT = "  "
@@ -394,6 +395,174 @@ def _insert_first(
     if not doc.masked[obj.start + 1 : obj.end].strip() and not doc.has_comment(obj.start, obj.end):
         return [(obj.start + 1, obj.end, nl + members + nl + layout.obj_indent)]
     return [(obj.end, obj.end, nl + members + nl + layout.obj_indent)]
+
+
+# ---------------------------------------------------------------------------- arrays
+
+
+def update_array(
+    text: str,
+    path: Sequence[str],
+    *,
+    file: str,
+    comments: bool,
+    replace: Mapping[int, Any] | None = None,
+    remove: Collection[int] = (),
+    append: Sequence[Any] = (),
+) -> str:
+    """Replace, delete and append items of the array at `path`; return the new text.
+
+    Items are addressed by their index in the array as it is now; every other item keeps its
+    bytes (a whole-value replace would re-serialise the user's items and drop their comments).
+    A missing array is created through update_object only when there is something to append.
+    An index in both `replace` and `remove` is replaced.
+    """
+    replace = dict(replace or {})
+    if not path:
+        raise ValueError("update_array needs the path of an array member")
+    if not replace and not remove and not append:
+        return text
+    bom = BOM if text.startswith(BOM) else ""
+    body = text[len(bom) :]
+    _check_serialisable({path[-1]: [*replace.values(), *append]}, file)
+    source = body if body.strip() else "{}" + ("\r\n" if "\r\n" in body else "\n")
+    doc = _parse(source, file, comments)
+    if not isinstance(doc.data, dict):
+        raise JsonEditError(
+            f"Cannot edit {file}: the top-level value is not a JSON object. File not modified."
+        )
+    found = _find_array(doc, list(path), file)
+    if found is None:
+        if not append:
+            return text
+        return update_object(
+            text, path[:-1], {path[-1]: list(append)}, file=file, comments=comments
+        )
+    arr, layout = found
+    if any(not 0 <= i < len(arr.members) for i in [*replace, *remove]):
+        raise ValueError("update_array: index out of range")
+    ops = _array_ops(doc, arr, layout, replace, set(remove) - set(replace), append)
+    if not ops:
+        return text
+    new = _splice(source, ops, file)
+    _verify_array(new, doc.data, list(path), replace, set(remove), append, file, comments)
+    return bom + new
+
+
+def _find_array(doc: _Doc, path: list[str], file: str) -> tuple[_Obj, _Layout] | None:
+    """The array at `path` (scanned like an object whose members have no keys) and its layout."""
+    obj = _scan_object(doc, _skip_ws(doc.masked, 0))
+    layout = _layout(doc, obj, parent=None)
+    for depth, key in enumerate(path):
+        member = _unique(obj, key, file, path[:depth])
+        if member is None:
+            return None
+        last = depth == len(path) - 1
+        wanted = list if last else dict
+        if not isinstance(member.value, wanted):
+            where = ".".join(path[: depth + 1])
+            kind = _JSON_TYPES.get(type(member.value), "an object")
+            what = "a JSON array" if last else "a JSON object"
+            raise JsonEditError(
+                f'Cannot edit {file}: "{where}" is {kind}, not {what}. File not modified.'
+            )
+        if last:
+            arr = _scan_array(doc, member.vstart)
+            return arr, _array_layout(doc, arr, layout)
+        obj = _scan_object(doc, member.vstart)
+        layout = _layout(doc, obj, parent=layout)
+    return None
+
+
+def _scan_array(doc: _Doc, start: int) -> _Obj:
+    """Item spans of the (already validated) array whose "[" is at `start`."""
+    s = doc.masked
+    items: list[_Member] = []
+    j = _skip_ws(s, start + 1)
+    if s[j] == "]":
+        return _Obj(start, j, items)
+    while True:
+        value, vend = _DECODER.raw_decode(s, j)
+        k = _skip_ws(s, vend)
+        if s[k] == ",":
+            items.append(_Member("", j, j, j, vend, k, value))
+            j = _skip_ws(s, k + 1)
+            continue
+        i = bisect.bisect_left(doc.trailing, vend)
+        comma = doc.trailing[i] if i < len(doc.trailing) and doc.trailing[i] < k else None
+        items.append(_Member("", j, j, j, vend, comma, value))
+        return _Obj(start, k, items)
+
+
+def _array_layout(doc: _Doc, arr: _Obj, parent: _Layout) -> _Layout:
+    layout = _layout(doc, arr, parent=parent)
+    colon = parent.colon  # items have no keys: objects inside follow the file's own spacing
+    first = arr.members[0] if arr.members else None
+    if first is not None and isinstance(first.value, dict) and first.value:
+        colon = _layout(doc, _scan_object(doc, first.vstart), parent=parent).colon
+    item_sep = " " if colon.endswith(" ") else ""
+    if len(arr.members) > 1 and first is not None and first.comma is not None:
+        gap = doc.text[first.comma + 1 : arr.members[1].start]
+        item_sep = gap if not gap.strip(" \t") else item_sep
+    return dataclasses.replace(layout, colon=colon, item_sep=item_sep)
+
+
+def _array_ops(
+    doc: _Doc,
+    arr: _Obj,
+    layout: _Layout,
+    replace: Mapping[int, Any],
+    remove: set[int],
+    append: Sequence[Any],
+) -> list[_Op]:
+    ops: list[_Op] = []
+    for i, value in replace.items():
+        m = arr.members[i]
+        if _canon(m.value) != _canon(value):
+            indent = _line_indent(doc.text, m.start) or layout.member_indent
+            ops.append((m.vstart, m.vend, _dump(value, layout, indent)))
+    removed = [m for i, m in enumerate(arr.members) if i in remove]
+    survivors = [m for i, m in enumerate(arr.members) if i not in remove]
+    if removed and not survivors and not append and not doc.has_comment(arr.start, arr.end):
+        return [(arr.start + 1, arr.end, "")]  # nothing left to keep: write "[]"
+    ops += [_removal(doc.text, m) for m in removed]
+    trailing_style = bool(arr.members) and arr.members[-1].comma is not None
+    last = survivors[-1] if survivors else None
+    now_last = last is not None and not append and not trailing_style
+    if removed and now_last and last is not None and last.comma is not None:
+        ops.append((last.comma, last.comma + 1, ""))  # it is now the last item
+    if append:
+        texts = [_dump(v, layout, layout.member_indent) for v in append]
+        if last is None:
+            ops += _insert_first(doc, arr, layout, texts, trailing_style)
+        else:
+            ops += _insert_after(doc, arr, layout, last, texts, trailing_style)
+    return ops
+
+
+def _verify_array(
+    new: str,
+    data: dict[str, Any],
+    path: list[str],
+    replace: Mapping[int, Any],
+    remove: set[int],
+    append: Sequence[Any],
+    file: str,
+    comments: bool,
+) -> None:
+    intended = json.loads(json.dumps(data))  # a deep copy
+    parent = intended
+    for key in path[:-1]:
+        parent = parent[key]
+    items = parent[path[-1]]
+    kept = [replace.get(i, v) for i, v in enumerate(items) if i in replace or i not in remove]
+    parent[path[-1]] = kept + list(append)
+    try:
+        result = load(new, path=file, comments=comments)
+    except JsonEditError:
+        raise _unsafe(file, "the edited text does not parse") from None
+    if _canon(result) != _canon(intended):
+        raise _unsafe(file, "the edited text does not read back as intended")
 
 
 # ---------------------------------------------------------------------------- layout

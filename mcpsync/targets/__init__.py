@@ -11,6 +11,14 @@ from mcpsync.targets.base import Target
 KINDS: dict[str, str] = {
     "holodeck-agent": "mcpsync.targets.holodeck:AgentTarget",
     "holodeck-global": "mcpsync.targets.holodeck:GlobalTarget",
+    "claude-code": "mcpsync.targets.clients:ClientTarget",
+    "cursor": "mcpsync.targets.clients:ClientTarget",
+    "vscode": "mcpsync.targets.vscode:VSCodeTarget",
+    "codex": "mcpsync.targets.codex:CodexTarget",
+    "gemini": "mcpsync.targets.clients:ClientTarget",
+    "claude-desktop": "mcpsync.targets.clients:ClientTarget",
+    "windsurf": "mcpsync.targets.clients:ClientTarget",
+    "zed": "mcpsync.targets.clients:ClientTarget",
 }
 
 

@@ -1,0 +1,200 @@
+"""Codex: `[mcp_servers.NAME]` tables in `.codex/config.toml` or `~/.codex/config.toml`.
+
+Format (openai/codex codex-rs/config/src/mcp_types.rs, RawMcpServerConfig; docs at
+developers.openai.com/codex/mcp): stdio {command, args, env, env_vars, cwd}, streamable HTTP
+{url, bearer_token_env_var, http_headers, env_http_headers}; unknown keys, and keys of the
+other transport, are rejected, so only those keys are written. Codex has no SSE transport.
+A project's .codex/config.toml is read in trusted projects only.
+
+Codex expands no ${VAR} anywhere, but it can pass variables by name:
+- `env_vars = ["NAME"]` forwards NAME from the environment Codex runs in;
+- `bearer_token_env_var = "NAME"` sends `Authorization: Bearer $NAME`;
+- `env_http_headers = { Header = "NAME" }` sends the header with NAME's value.
+Every name passed that way is reported as missing_env: the user must export it.
+
+The file is edited as a tomlkit document: untouched tables, comments and formatting stay.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mcpsync.errors import InputError
+from mcpsync.fsutil import real_target
+from mcpsync.lockfile import LockedServer
+from mcpsync.manifest import TargetSpec
+from mcpsync.targets.base import FileChange, SyncContext, label, references
+from mcpsync.targets.clients import file_of, in_home, removals, render_all, scope_of
+from mcpsync.targets.render import Renderer, no_syntax
+
+MAP_KEY = "mcp_servers"
+PROJECT_FILE = ".codex/config.toml"
+STDIO_KEYS = ("command", "args", "env", "env_vars")
+HTTP_KEYS = ("url", "bearer_token_env_var", "http_headers", "env_http_headers")
+_WHOLE_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
+_BEARER_REF = re.compile(r"^Bearer \$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
+
+
+def render(r: Renderer) -> dict[str, Any]:
+    launch = r.server.launch
+    if r.is_stdio:
+        out = r.stdio()
+        forwarded = list(r.missing)  # left out of env: Codex forwards them by name instead
+        if forwarded:
+            out["env_vars"] = forwarded
+        return out
+    if r.http_type == "sse":
+        raise r.cannot(
+            "Codex connects to remote servers over streamable HTTP only, and this one speaks SSE",
+            hint='set transport = "streamable-http" for the server in mcp.toml if it offers '
+            "that, or leave it out of this target with `servers = [...]`",
+        )
+    out = {"url": r.url()}
+    for name, value in launch.headers.items():
+        _header(r, out, name, value)
+    return out
+
+
+def _header(r: Renderer, out: dict[str, Any], name: str, value: str) -> None:
+    if not references(value):
+        out.setdefault("http_headers", {})[name] = value
+        return
+    whole, bearer = _WHOLE_REF.match(value), _BEARER_REF.match(value)
+    if bearer and name.lower() == "authorization" and "bearer_token_env_var" not in out:
+        out["bearer_token_env_var"] = bearer.group(1)
+        r.missing.append(bearer.group(1))
+    elif whole:
+        out.setdefault("env_http_headers", {})[name] = whole.group(1)
+        r.missing.append(whole.group(1))
+    else:
+        raise r.cannot(
+            f"its header {name} is {value!r}; Codex reads a header either whole from one "
+            "environment variable (env_http_headers) or as `Bearer` + one variable "
+            "(bearer_token_env_var)",
+            hint='set the header in mcp.toml to "${NAME}" and export NAME with the whole '
+            "value, or leave the server out of this target with `servers = [...]`",
+        )
+
+
+def _order(entry: dict[str, Any]) -> dict[str, Any]:
+    """Known keys in Codex's documented order (render adds env_vars after the others)."""
+    keys = STDIO_KEYS if "command" in entry else HTTP_KEYS
+    return {k: entry[k] for k in keys if k in entry}
+
+
+@dataclass
+class CodexTarget:
+    spec: TargetSpec
+
+    def plan(self, servers: Sequence[LockedServer], ctx: SyncContext) -> list[FileChange]:
+        scope = scope_of(self.spec, has_project_file=True)
+        path = file_of(self.spec, scope, PROJECT_FILE, in_home(".codex", "config.toml"), ctx)
+        old = ctx.read(path)
+        text = old or ""
+        existing = _servers(_loads(text, path), path)
+        out = render_all(self.spec, servers, no_syntax, render, existing)
+        entries = {name: _order(entry) for name, entry in out.entries.items()}
+        remove = removals(self.spec, scope, real_target(path), ctx, existing, entries)
+        new = edit(text, path, existing, entries, remove)
+        if old is None and not entries:
+            return []
+        shared = scope == "user"
+        owned = tuple(entries) if shared else ()
+        return [FileChange(path, old, new, label(self.spec), owned, shared, out.missing)]
+
+
+# ------------------------------------------------------------------------ the TOML document
+
+
+def _loads(text: str, path: Path) -> dict[str, Any]:
+    import tomlkit
+
+    try:
+        return tomlkit.parse(text).unwrap()
+    except Exception as exc:  # tomlkit's ParseError family
+        raise InputError(f"Invalid TOML in {path}: {exc}. File not modified.") from None
+
+
+def _servers(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    value = data.get(MAP_KEY, {})
+    if not isinstance(value, dict):
+        raise InputError(
+            f"{path}: `{MAP_KEY}` is not a table. File not modified.",
+            hint=f"make `{MAP_KEY}` a table of [{MAP_KEY}.NAME] servers, or remove it",
+        )
+    return value
+
+
+def edit(
+    text: str,
+    path: Path,
+    existing: dict[str, Any],
+    entries: dict[str, Any],
+    remove: set[str],
+) -> str:
+    """`text` with the server tables set and removed, every other byte as it was."""
+    import tomlkit
+
+    changed = [n for n, e in entries.items() if existing.get(n) != e]
+    if not changed and not remove:
+        return text
+    try:
+        doc = tomlkit.parse(text)
+        servers: Any = doc.get(MAP_KEY)
+        for name in sorted(remove):
+            del servers[name]
+        for name in changed:
+            if servers is None:
+                doc[MAP_KEY] = tomlkit.table(is_super_table=True)
+                servers = doc[MAP_KEY]
+            servers[name] = _table(entries[name], new=name not in existing)
+        new = _same_ending(tomlkit.dumps(doc), text)
+    except Exception as exc:  # tomlkit refuses some shapes (an inline `mcp_servers = {}`)
+        raise _unsafe(path, f"tomlkit could not edit it ({exc})") from None
+    _verify(new, text, path, {k: v for k, v in existing.items() if k not in remove} | entries)
+    return new
+
+
+def _table(entry: dict[str, Any], *, new: bool) -> Any:
+    import tomlkit
+
+    table = tomlkit.table()
+    for key, value in entry.items():
+        if isinstance(value, dict):
+            inline = tomlkit.inline_table()
+            inline.update(value)
+            table[key] = inline
+        else:
+            table[key] = value
+    if new:
+        # tomlkit puts a new table right after the last [mcp_servers.*] one, with no blank line
+        # before whatever follows; this blank line keeps the file's usual table spacing.
+        table.add(tomlkit.nl())
+    return table
+
+
+def _same_ending(new: str, old: str) -> str:
+    """The original's run of final newlines (or "\\n" for a new file), nothing more or less."""
+    ending = re.search(r"[\r\n]*\Z", old)
+    tail = ending.group() if old and ending else "\n"
+    return new.rstrip("\r\n") + tail
+
+
+def _verify(new: str, old: str, path: Path, servers: dict[str, Any]) -> None:
+    """Read the result back: the server map must be as intended and nothing else changed."""
+    try:
+        before, after = _loads(old, path), _loads(new, path)
+    except InputError:
+        raise _unsafe(path, "the edited text does not parse") from None
+    before.pop(MAP_KEY, None)
+    got = after.pop(MAP_KEY, {})
+    if after != before or got != servers:
+        raise _unsafe(path, "the edited text does not read back as intended")
+
+
+def _unsafe(path: Path, why: str) -> InputError:
+    return InputError(f"Could not edit {path} safely: {why}. File not modified.")

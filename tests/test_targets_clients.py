@@ -1,0 +1,785 @@
+"""Golden bytes per MCP client: a realistic existing file -> `mcpsync sync` -> these exact bytes.
+
+Each case also checks that the file parses by the client's own rules, that a second sync
+changes nothing (bytes and mtime), and that a hand edit makes `sync --check` exit 1 naming
+the file. The lock holds five servers: npm, pypi with a secret, oci with a secret, a remote
+with a secret header and a custom one (tests/client_helpers.py).
+"""
+
+# ruff: noqa: E501  (golden config files hold lines as long as the clients write them)
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from client_helpers import (
+    CODEX_HTTP,
+    CODEX_STDIO,
+    FIVE,
+    Project,
+    age,
+    codex_toml,
+    gemini_json,
+    jsonc,
+    make_project,
+    snapshot,
+    strict_json,
+    target,
+)
+
+CLAUDE_CODE_BEFORE = """\
+{
+    "mcpServers": {
+        "old-prototype": {
+            "command": "node",
+            "args": ["./tools/prototype.js"]
+        },
+        "search": {
+            "type": "http",
+            "url": "https://old.acme.example/search"
+        }
+    }
+}
+"""
+
+CLAUDE_CODE_AFTER = """\
+{
+    "mcpServers": {
+        "search": {
+            "type": "http",
+            "url": "https://mcp.acme.example/search",
+            "headers": {
+                "Authorization": "Bearer ${TOKEN}"
+            }
+        },
+        "files": {
+            "type": "stdio",
+            "command": "npx",
+            "args": [
+                "-y",
+                "@acme/files-mcp@1.2.0",
+                "/workspace"
+            ]
+        },
+        "notes": {
+            "type": "stdio",
+            "command": "uvx",
+            "args": [
+                "acme-notes-mcp==1.4.2"
+            ],
+            "env": {
+                "NOTES_TOKEN": "${NOTES_TOKEN}",
+                "LOG_LEVEL": "info"
+            }
+        },
+        "postgres": {
+            "type": "stdio",
+            "command": "docker",
+            "args": [
+                "run",
+                "-i",
+                "--rm",
+                "-e",
+                "PGHOST",
+                "-e",
+                "PGPASSWORD",
+                "docker.io/acme/postgres-mcp:3.1.0"
+            ],
+            "env": {
+                "PGHOST": "${PGHOST}",
+                "PGPASSWORD": "${PGPASSWORD}"
+            }
+        },
+        "weather": {
+            "type": "stdio",
+            "command": "uvx",
+            "args": [
+                "acme-weather-mcp==0.5.0"
+            ],
+            "env": {
+                "WEATHER_API_KEY": "${WEATHER_API_KEY}",
+                "WEATHER_UNITS": "fahrenheit"
+            }
+        }
+    }
+}
+"""
+
+CURSOR_BEFORE = (
+    "{\n"
+    '\t"mcpServers": {\n'
+    '\t\t"files": {\n'
+    '\t\t\t"command": "npx",\n'
+    '\t\t\t"args": ["-y", "@acme/files-mcp@1.1.0", "/workspace"]\n'
+    "\t\t}\n"
+    "\t}\n"
+    "}"
+)
+
+CURSOR_AFTER = (
+    "{\n"
+    '\t"mcpServers": {\n'
+    '\t\t"files": {\n'
+    '\t\t\t"command": "npx",\n'
+    '\t\t\t"args": [\n'
+    '\t\t\t\t"-y",\n'
+    '\t\t\t\t"@acme/files-mcp@1.2.0",\n'
+    '\t\t\t\t"/workspace"\n'
+    "\t\t\t]\n"
+    "\t\t},\n"
+    '\t\t"notes": {\n'
+    '\t\t\t"command": "uvx",\n'
+    '\t\t\t"args": [\n'
+    '\t\t\t\t"acme-notes-mcp==1.4.2"\n'
+    "\t\t\t],\n"
+    '\t\t\t"env": {\n'
+    '\t\t\t\t"NOTES_TOKEN": "${env:NOTES_TOKEN}",\n'
+    '\t\t\t\t"LOG_LEVEL": "info"\n'
+    "\t\t\t}\n"
+    "\t\t},\n"
+    '\t\t"postgres": {\n'
+    '\t\t\t"command": "docker",\n'
+    '\t\t\t"args": [\n'
+    '\t\t\t\t"run",\n'
+    '\t\t\t\t"-i",\n'
+    '\t\t\t\t"--rm",\n'
+    '\t\t\t\t"-e",\n'
+    '\t\t\t\t"PGHOST",\n'
+    '\t\t\t\t"-e",\n'
+    '\t\t\t\t"PGPASSWORD",\n'
+    '\t\t\t\t"docker.io/acme/postgres-mcp:3.1.0"\n'
+    "\t\t\t],\n"
+    '\t\t\t"env": {\n'
+    '\t\t\t\t"PGHOST": "${env:PGHOST}",\n'
+    '\t\t\t\t"PGPASSWORD": "${env:PGPASSWORD}"\n'
+    "\t\t\t}\n"
+    "\t\t},\n"
+    '\t\t"search": {\n'
+    '\t\t\t"url": "https://mcp.acme.example/search",\n'
+    '\t\t\t"headers": {\n'
+    '\t\t\t\t"Authorization": "Bearer ${env:TOKEN}"\n'
+    "\t\t\t}\n"
+    "\t\t},\n"
+    '\t\t"weather": {\n'
+    '\t\t\t"command": "uvx",\n'
+    '\t\t\t"args": [\n'
+    '\t\t\t\t"acme-weather-mcp==0.5.0"\n'
+    "\t\t\t],\n"
+    '\t\t\t"env": {\n'
+    '\t\t\t\t"WEATHER_API_KEY": "${env:WEATHER_API_KEY}",\n'
+    '\t\t\t\t"WEATHER_UNITS": "fahrenheit"\n'
+    "\t\t\t}\n"
+    "\t\t}\n"
+    "\t}\n"
+    "}"
+)
+
+VSCODE_BEFORE = """\
+{
+  // Shared MCP servers for this repo (see CONTRIBUTING.md)
+  "inputs": [
+    {
+      "type": "promptString",
+      "id": "github-pat",
+      "description": "GitHub personal access token",
+      "password": true
+    },
+    {
+      "type": "promptString",
+      "id": "mcpsync-LEGACY_TOKEN",
+      "description": "LEGACY_TOKEN (a secret of MCP servers synced by mcpsync)",
+      "password": true
+    },
+  ],
+  "servers": {
+    /* Generated by mcpsync from mcp.lock; edit mcp.toml instead. */
+    "legacy": {
+      "type": "stdio",
+      "command": "npx",
+      "args": ["-y", "legacy-mcp@0.1.0"],
+      "env": {"LEGACY_TOKEN": "${input:mcpsync-LEGACY_TOKEN}"},
+    },
+  },
+}
+"""
+
+VSCODE_AFTER = """\
+{
+  // Shared MCP servers for this repo (see CONTRIBUTING.md)
+  "inputs": [
+    {
+      "type": "promptString",
+      "id": "github-pat",
+      "description": "GitHub personal access token",
+      "password": true
+    },
+    {
+      "type": "promptString",
+      "id": "mcpsync-NOTES_TOKEN",
+      "description": "NOTES_TOKEN (a secret of MCP servers synced by mcpsync)",
+      "password": true
+    },
+    {
+      "type": "promptString",
+      "id": "mcpsync-PGPASSWORD",
+      "description": "PGPASSWORD (a secret of MCP servers synced by mcpsync)",
+      "password": true
+    },
+    {
+      "type": "promptString",
+      "id": "mcpsync-TOKEN",
+      "description": "TOKEN (a secret of MCP servers synced by mcpsync)",
+      "password": true
+    },
+    {
+      "type": "promptString",
+      "id": "mcpsync-WEATHER_API_KEY",
+      "description": "WEATHER_API_KEY (a secret of MCP servers synced by mcpsync)",
+      "password": true
+    },
+  ],
+  "servers": {
+    /* Generated by mcpsync from mcp.lock; edit mcp.toml instead. */
+    "files": {
+      "type": "stdio",
+      "command": "npx",
+      "args": [
+        "-y",
+        "@acme/files-mcp@1.2.0",
+        "/workspace"
+      ]
+    },
+    "notes": {
+      "type": "stdio",
+      "command": "uvx",
+      "args": [
+        "acme-notes-mcp==1.4.2"
+      ],
+      "env": {
+        "NOTES_TOKEN": "${input:mcpsync-NOTES_TOKEN}",
+        "LOG_LEVEL": "info"
+      }
+    },
+    "postgres": {
+      "type": "stdio",
+      "command": "docker",
+      "args": [
+        "run",
+        "-i",
+        "--rm",
+        "-e",
+        "PGHOST",
+        "-e",
+        "PGPASSWORD",
+        "docker.io/acme/postgres-mcp:3.1.0"
+      ],
+      "env": {
+        "PGHOST": "${env:PGHOST}",
+        "PGPASSWORD": "${input:mcpsync-PGPASSWORD}"
+      }
+    },
+    "search": {
+      "type": "http",
+      "url": "https://mcp.acme.example/search",
+      "headers": {
+        "Authorization": "Bearer ${input:mcpsync-TOKEN}"
+      }
+    },
+    "weather": {
+      "type": "stdio",
+      "command": "uvx",
+      "args": [
+        "acme-weather-mcp==0.5.0"
+      ],
+      "env": {
+        "WEATHER_API_KEY": "${input:mcpsync-WEATHER_API_KEY}",
+        "WEATHER_UNITS": "fahrenheit"
+      }
+    },
+  },
+}
+"""
+
+CODEX_BEFORE = """\
+# ~/.codex/config.toml
+model = "gpt-5-codex"
+approval_policy = "on-request"   # ask before running commands
+
+[tui]
+notifications = true
+
+# My own servers
+[mcp_servers.docs]
+command = "npx"
+args = ["-y", "@upstash/context7-mcp"]
+startup_timeout_sec = 20
+
+[profiles.deep]
+model = "o3"
+model_reasoning_effort = "high"
+"""
+
+CODEX_AFTER = """\
+# ~/.codex/config.toml
+model = "gpt-5-codex"
+approval_policy = "on-request"   # ask before running commands
+
+[tui]
+notifications = true
+
+# My own servers
+[mcp_servers.docs]
+command = "npx"
+args = ["-y", "@upstash/context7-mcp"]
+startup_timeout_sec = 20
+
+[mcp_servers.files]
+command = "npx"
+args = ["-y", "@acme/files-mcp@1.2.0", "/workspace"]
+
+[mcp_servers.notes]
+command = "uvx"
+args = ["acme-notes-mcp==1.4.2"]
+env = {LOG_LEVEL = "info"}
+env_vars = ["NOTES_TOKEN"]
+
+[mcp_servers.postgres]
+command = "docker"
+args = ["run", "-i", "--rm", "-e", "PGHOST", "-e", "PGPASSWORD", "docker.io/acme/postgres-mcp:3.1.0"]
+env_vars = ["PGHOST", "PGPASSWORD"]
+
+[mcp_servers.search]
+url = "https://mcp.acme.example/search"
+bearer_token_env_var = "TOKEN"
+
+[mcp_servers.weather]
+command = "uvx"
+args = ["acme-weather-mcp==0.5.0"]
+env = {WEATHER_UNITS = "fahrenheit"}
+env_vars = ["WEATHER_API_KEY"]
+
+[profiles.deep]
+model = "o3"
+model_reasoning_effort = "high"
+"""
+
+GEMINI_BEFORE = """\
+{
+    // Team defaults for Gemini CLI
+    "general": {
+        "preferredEditor": "vim"
+    },
+    "ui": {
+        "theme": "GitHub"
+    },
+    "mcpServers": {}
+}
+"""
+
+GEMINI_AFTER = """\
+{
+    // Team defaults for Gemini CLI
+    "general": {
+        "preferredEditor": "vim"
+    },
+    "ui": {
+        "theme": "GitHub"
+    },
+    "mcpServers": {
+        "files": {
+            "command": "npx",
+            "args": [
+                "-y",
+                "@acme/files-mcp@1.2.0",
+                "/workspace"
+            ]
+        },
+        "notes": {
+            "command": "uvx",
+            "args": [
+                "acme-notes-mcp==1.4.2"
+            ],
+            "env": {
+                "NOTES_TOKEN": "${NOTES_TOKEN}",
+                "LOG_LEVEL": "info"
+            }
+        },
+        "postgres": {
+            "command": "docker",
+            "args": [
+                "run",
+                "-i",
+                "--rm",
+                "-e",
+                "PGHOST",
+                "-e",
+                "PGPASSWORD",
+                "docker.io/acme/postgres-mcp:3.1.0"
+            ],
+            "env": {
+                "PGHOST": "${PGHOST}",
+                "PGPASSWORD": "${PGPASSWORD}"
+            }
+        },
+        "search": {
+            "httpUrl": "https://mcp.acme.example/search",
+            "headers": {
+                "Authorization": "Bearer ${TOKEN}"
+            }
+        },
+        "weather": {
+            "command": "uvx",
+            "args": [
+                "acme-weather-mcp==0.5.0"
+            ],
+            "env": {
+                "WEATHER_API_KEY": "${WEATHER_API_KEY}",
+                "WEATHER_UNITS": "fahrenheit"
+            }
+        }
+    }
+}
+"""
+
+CLAUDE_DESKTOP_BEFORE = """\
+{
+  "globalShortcut": "Alt+Space",
+  "mcpServers": {
+    "filesystem": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/me/Desktop"]
+    }
+  }
+}
+"""
+
+CLAUDE_DESKTOP_AFTER = """\
+{
+  "globalShortcut": "Alt+Space",
+  "mcpServers": {
+    "filesystem": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/me/Desktop"]
+    },
+    "files": {
+      "command": "npx",
+      "args": [
+        "-y",
+        "@acme/files-mcp@1.2.0",
+        "/workspace"
+      ]
+    },
+    "notes": {
+      "command": "uvx",
+      "args": [
+        "acme-notes-mcp==1.4.2"
+      ],
+      "env": {
+        "LOG_LEVEL": "info"
+      }
+    },
+    "postgres": {
+      "command": "docker",
+      "args": [
+        "run",
+        "-i",
+        "--rm",
+        "-e",
+        "PGHOST",
+        "-e",
+        "PGPASSWORD",
+        "docker.io/acme/postgres-mcp:3.1.0"
+      ]
+    },
+    "search": {
+      "command": "npx",
+      "args": [
+        "-y",
+        "mcp-remote@0.15.1",
+        "https://mcp.acme.example/search",
+        "--transport",
+        "http-only",
+        "--header",
+        "Authorization:Bearer ${TOKEN}"
+      ]
+    },
+    "weather": {
+      "command": "uvx",
+      "args": [
+        "acme-weather-mcp==0.5.0"
+      ],
+      "env": {
+        "WEATHER_UNITS": "fahrenheit"
+      }
+    }
+  }
+}
+"""
+
+WINDSURF_BEFORE = """\
+{
+  "mcpServers": {
+    "github": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-github"],
+      "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "${env:GITHUB_TOKEN}"},
+      "disabled": false
+    }
+  }
+}
+"""
+
+WINDSURF_AFTER = """\
+{
+  "mcpServers": {
+    "github": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-github"],
+      "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "${env:GITHUB_TOKEN}"},
+      "disabled": false
+    },
+    "files": {
+      "command": "npx",
+      "args": [
+        "-y",
+        "@acme/files-mcp@1.2.0",
+        "/workspace"
+      ]
+    },
+    "notes": {
+      "command": "uvx",
+      "args": [
+        "acme-notes-mcp==1.4.2"
+      ],
+      "env": {
+        "NOTES_TOKEN": "${env:NOTES_TOKEN}",
+        "LOG_LEVEL": "info"
+      }
+    },
+    "postgres": {
+      "command": "docker",
+      "args": [
+        "run",
+        "-i",
+        "--rm",
+        "-e",
+        "PGHOST",
+        "-e",
+        "PGPASSWORD",
+        "docker.io/acme/postgres-mcp:3.1.0"
+      ],
+      "env": {
+        "PGHOST": "${env:PGHOST}",
+        "PGPASSWORD": "${env:PGPASSWORD}"
+      }
+    },
+    "search": {
+      "serverUrl": "https://mcp.acme.example/search",
+      "headers": {
+        "Authorization": "Bearer ${env:TOKEN}"
+      }
+    },
+    "weather": {
+      "command": "uvx",
+      "args": [
+        "acme-weather-mcp==0.5.0"
+      ],
+      "env": {
+        "WEATHER_API_KEY": "${env:WEATHER_API_KEY}",
+        "WEATHER_UNITS": "fahrenheit"
+      }
+    }
+  }
+}
+"""
+
+ZED_BEFORE = """\
+// Folder-specific settings
+//
+// For a full list of overridable settings, and general information on folder-specific settings,
+// see the documentation: https://zed.dev/docs/configuring-zed#settings-files
+{
+    "tab_size": 4,
+    "format_on_save": "on",
+    "context_servers": {
+        // a server I am trying out
+        "scratch": {
+            "command": "python3",
+            "args": ["scratch_server.py"],
+        },
+    },
+}
+"""
+
+ZED_AFTER = """\
+// Folder-specific settings
+//
+// For a full list of overridable settings, and general information on folder-specific settings,
+// see the documentation: https://zed.dev/docs/configuring-zed#settings-files
+{
+    "tab_size": 4,
+    "format_on_save": "on",
+    "context_servers": {
+        // a server I am trying out
+        "files": {
+            "command": "npx",
+            "args": [
+                "-y",
+                "@acme/files-mcp@1.2.0",
+                "/workspace"
+            ]
+        },
+        "notes": {
+            "command": "uvx",
+            "args": [
+                "acme-notes-mcp==1.4.2"
+            ],
+            "env": {
+                "LOG_LEVEL": "info"
+            }
+        },
+        "postgres": {
+            "command": "docker",
+            "args": [
+                "run",
+                "-i",
+                "--rm",
+                "-e",
+                "PGHOST",
+                "-e",
+                "PGPASSWORD",
+                "docker.io/acme/postgres-mcp:3.1.0"
+            ]
+        },
+        "search": {
+            "command": "npx",
+            "args": [
+                "-y",
+                "mcp-remote@0.15.1",
+                "https://mcp.acme.example/search",
+                "--transport",
+                "http-only",
+                "--header",
+                "Authorization:Bearer ${TOKEN}"
+            ]
+        },
+        "weather": {
+            "command": "uvx",
+            "args": [
+                "acme-weather-mcp==0.5.0"
+            ],
+            "env": {
+                "WEATHER_UNITS": "fahrenheit"
+            }
+        },
+    },
+}
+"""
+
+
+@dataclass(frozen=True)
+class Case:
+    rel: str  # "~/..." is under HOME
+    before: str
+    after: str
+    read: Callable[[str], Any]  # the client's own parser
+    servers: tuple[str, ...]  # where the map is
+    fields: dict[str, str] = field(default_factory=dict)
+    foreign: tuple[str, ...] = ()  # entries that are not ours and must stay
+
+
+CASES = {
+    "claude-code": Case(
+        ".mcp.json", CLAUDE_CODE_BEFORE, CLAUDE_CODE_AFTER, strict_json, ("mcpServers",)
+    ),
+    "cursor": Case(".cursor/mcp.json", CURSOR_BEFORE, CURSOR_AFTER, strict_json, ("mcpServers",)),
+    "vscode": Case(".vscode/mcp.json", VSCODE_BEFORE, VSCODE_AFTER, jsonc, ("servers",)),
+    "codex": Case(
+        "~/.codex/config.toml",
+        CODEX_BEFORE,
+        CODEX_AFTER,
+        codex_toml,
+        ("mcp_servers",),
+        {"scope": "user"},
+        ("docs",),
+    ),
+    "gemini": Case(
+        ".gemini/settings.json", GEMINI_BEFORE, GEMINI_AFTER, gemini_json, ("mcpServers",)
+    ),
+    "claude-desktop": Case(
+        "~/.config/Claude/claude_desktop_config.json",
+        CLAUDE_DESKTOP_BEFORE,
+        CLAUDE_DESKTOP_AFTER,
+        strict_json,
+        ("mcpServers",),
+        {"path": "~/.config/Claude/claude_desktop_config.json"},
+        ("filesystem",),
+    ),
+    "windsurf": Case(
+        "~/.codeium/windsurf/mcp_config.json",
+        WINDSURF_BEFORE,
+        WINDSURF_AFTER,
+        strict_json,
+        ("mcpServers",),
+        foreign=("github",),
+    ),
+    "zed": Case(".zed/settings.json", ZED_BEFORE, ZED_AFTER, jsonc, ("context_servers",)),
+}
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+    return make_project(tmp_path, monkeypatch)
+
+
+@pytest.mark.parametrize("kind", CASES)
+def test_golden_bytes(project: Project, kind: str) -> None:
+    case = CASES[kind]
+    project.write(case.rel, case.before)
+    project.setup(FIVE, target(kind, **case.fields))
+    assert project.read(case.rel) == case.after
+
+
+@pytest.mark.parametrize("kind", CASES)
+def test_written_file_parses_by_the_clients_rules(project: Project, kind: str) -> None:
+    case = CASES[kind]
+    project.write(case.rel, case.before)
+    project.setup(FIVE, target(kind, **case.fields))
+    data = case.read(project.read(case.rel))
+    servers = data
+    for key in case.servers:
+        servers = servers[key]
+    assert sorted(servers) == sorted([*FIVE, *case.foreign])
+    if kind == "codex":
+        for name in FIVE:
+            allowed = CODEX_STDIO if "command" in servers[name] else CODEX_HTTP
+            assert set(servers[name]) <= allowed, (name, servers[name])
+
+
+@pytest.mark.parametrize("kind", CASES)
+def test_second_sync_changes_nothing_and_a_hand_edit_fails_check(
+    project: Project, kind: str
+) -> None:
+    case = CASES[kind]
+    path = project.write(case.rel, case.before)
+    project.setup(FIVE, target(kind, **case.fields))
+    age([path])
+    before = snapshot([path])
+    again = project.sync()
+    assert again.code == 0, again.text
+    assert "already match" in again.text
+    assert snapshot([path]) == before
+    assert project.sync("--check").code == 0
+
+    path.write_text(case.after.replace("@1.2.0", "@1.1.9"), encoding="utf-8")
+    check = project.sync("--check")
+    assert check.code == 1
+    shown = str(path) if case.rel.startswith("~/") else case.rel
+    assert shown in check.text
+    assert "1.1.9" in check.text  # the diff shows the drift
+    assert project.sync().code == 0
+    assert project.read(case.rel) == case.after
