@@ -201,7 +201,7 @@ def _registry_server(where: str, alias: str, raw: dict[str, Any]) -> ServerSpec:
     name = _str(raw, "name", where)
     if name is None or not NAME_RE.match(name):
         raise InputError(
-            f"{where}: invalid registry name {name!r}",
+            f"{where}: `name` {name!r} is not a registry name",
             hint="registry names look like 'io.github.owner/server-name' (exactly one '/')",
         )
     version = _str(raw, "version", where) or "*"
@@ -248,7 +248,16 @@ def _check_constraint(text: str, where: str) -> None:
     try:
         Constraint.parse(text)
     except InvalidConstraint as exc:
-        raise InputError(f"{where}: invalid version constraint {text!r}: {exc.message}") from None
+        # versions.py says "invalid version constraint 'X': REASON; accepted: FORMS": keep the
+        # reason on the error line and move the (long) list of forms to the hint.
+        detail = exc.message
+        prefix = f"invalid version constraint {text!r}: "
+        detail = detail[len(prefix) :] if detail.startswith(prefix) else detail
+        reason, found, accepted = detail.partition("; accepted: ")
+        raise InputError(
+            f"{where}: `version` {text!r} is not a valid constraint: {reason}",
+            hint=f"accepted: {accepted}" if found else exc.hint,
+        ) from None
 
 
 def _str(raw: Mapping[str, Any], key: str, where: str) -> str | None:
@@ -301,7 +310,11 @@ def _target(path: Path, index: int, raw: Any, servers: Mapping[str, ServerSpec])
         subset = _str_list(raw, "servers", where)
         missing = [a for a in subset if a not in servers]
         if missing:
-            raise InputError(f"{where}: unknown server alias {', '.join(map(repr, missing))}")
+            raise InputError(
+                f"{where}: `servers` names unknown server alias "
+                f"{', '.join(map(repr, missing))}",
+                hint=f"servers in {path.name}: {', '.join(sorted(servers)) or '(none)'}",
+            )
     scope = _choice(raw, "scope", ("project", "user"), where)
     return TargetSpec(kind, _str(raw, "path", where), subset, scope, index)
 
