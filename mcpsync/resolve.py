@@ -23,11 +23,10 @@ class Change:
 
     def render(self) -> str:
         if self.action == "Updated":
-            return f"Updated {self.alias} {self.old} -> {self.new}"
-        if self.action == "Changed":
-            return f"Changed {self.alias} {self.new} (launch inputs)"
-        version = self.new if self.action == "Added" else self.old
-        return f"{self.action} {self.alias}" + (f" {version}" if version else "")
+            return f"Updated {self.alias} {self.old or '(custom)'} -> {self.new or '(custom)'}"
+        version = self.old if self.action == "Removed" else self.new
+        line = f"{self.action} {self.alias}" + (f" {version}" if version else "")
+        return line + " (launch changed)" if self.action == "Changed" else line
 
 
 @dataclass(frozen=True)
@@ -70,10 +69,15 @@ def _same_source(spec: ServerSpec, entry: LockedServer | None, registry_url: str
 
 
 def _allows(spec: ServerSpec, version: str) -> bool:
-    from mcpsync.versions import Constraint
+    """Whether a pin still answers changed inputs: the constraint allows it, and it is no
+    prerelease unless prereleases are asked for (else re-resolving may pick a stable one;
+    select() falls back to prereleases when nothing stable matches)."""
+    from mcpsync.versions import Constraint, is_prerelease
 
     constraint = Constraint.parse(spec.version)
-    return not constraint.is_latest and constraint.allows(version)
+    if constraint.is_latest or not constraint.allows(version):
+        return False
+    return spec.prereleases or constraint.names_prerelease or not is_prerelease(version)
 
 
 def resolve(
@@ -177,9 +181,10 @@ def changes(old: Lock | None, new: Lock) -> list[Change]:
             out.append(Change("Added", alias, new=b.version))
         elif b is None and a is not None:
             out.append(Change("Removed", alias, old=a.version))
-        elif a is not None and b is not None and a != b:
+        elif a is not None and b is not None:
+            # Only what a user runs counts: a new constraint that keeps the pin is no change.
             if a.version != b.version:
                 out.append(Change("Updated", alias, a.version, b.version))
-            else:
+            elif a.launch != b.launch:
                 out.append(Change("Changed", alias, new=b.version))
     return out
