@@ -130,7 +130,7 @@ def read(path: Path) -> Lock | None:
 def loads(text: str, path: Path) -> Lock:
     data = _parse(text, path)
     version = data.get("version")
-    if not isinstance(version, int):
+    if not isinstance(version, int) or isinstance(version, bool):
         raise InputError(f"{path}: no integer `version`; is this an mcp.lock?")
     if version > LOCK_VERSION:
         raise InputError(
@@ -144,37 +144,66 @@ def loads(text: str, path: Path) -> Lock:
 
 
 def _parse(text: str, path: Path) -> dict[str, Any]:
+    hint = "fix it (a merge conflict?) or delete it, then run `mcpsync lock`"
     try:
         import tomllib
-
-        return tomllib.loads(text)
     except ModuleNotFoundError:  # Python 3.10
         import tomlkit
 
         try:
-            return tomlkit.parse(text).unwrap()
-        except Exception as exc:
-            raise InputError(f"Invalid TOML in {path}: {exc}") from None
-    except ValueError as exc:  # tomllib.TOMLDecodeError
-        raise InputError(
-            f"Invalid TOML in {path}: {exc}", hint="run `mcpsync lock` to regenerate it"
-        ) from None
+            return dict(tomlkit.parse(text).unwrap())
+        except Exception as exc:  # tomlkit's ParseError family
+            raise InputError(f"Invalid TOML in {path}: {exc}", hint=hint) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"Invalid TOML in {path}: {exc}", hint=hint) from None
+
+
+_STR_FIELDS = ("name", "version", "registry", "digest", "description")
+_LAUNCH_LISTS = ("args", "secrets")
+_LAUNCH_TABLES = ("env", "headers")
 
 
 def _locked(path: Path, raw: Any) -> LockedServer:
     if not isinstance(raw, dict) or not isinstance(raw.get("alias"), str):
         raise InputError(f"{path}: a [[server]] entry has no `alias`")
+    alias = raw["alias"]
+
+    def bad(key: str, what: str) -> InputError:
+        return InputError(
+            f"{path}: server '{alias}': `{key}` must be {what}",
+            hint="fix it or delete mcp.lock, then run `mcpsync lock`",
+        )
+
+    for key in _STR_FIELDS:
+        if key in raw and not isinstance(raw[key], str):
+            raise bad(key, "a string")
+    inputs = raw.get("inputs", {})
+    if not isinstance(inputs, dict):
+        raise bad("inputs", "a table")
     launch = raw.get("launch")
     if not isinstance(launch, dict) or not isinstance(launch.get("transport"), str):
-        raise InputError(f"{path}: server '{raw['alias']}' has no [server.launch] table")
-    fields = {attr: launch[key] for attr, key in LAUNCH_KEYS if key in launch}
-    for attr in ("args", "secrets"):
-        if attr in fields:
-            fields[attr] = tuple(fields[attr])
+        raise InputError(f"{path}: server '{alias}' has no [server.launch] table with a transport")
+    fields: dict[str, Any] = {}
+    for attr, key in LAUNCH_KEYS:
+        if key not in launch:
+            continue
+        value = launch[key]
+        if attr in _LAUNCH_LISTS:
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise bad(f"launch.{key}", "a list of strings")
+            value = tuple(value)
+        elif attr in _LAUNCH_TABLES:
+            if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+                raise bad(f"launch.{key}", "a table of strings")
+        elif not isinstance(value, str):
+            raise bad(f"launch.{key}", "a string")
+        fields[attr] = value
     return LockedServer(
-        alias=raw["alias"],
+        alias=alias,
         launch=Launch(**fields),
-        inputs=raw.get("inputs", {}),
+        inputs=inputs,
         name=raw.get("name"),
         version=raw.get("version"),
         registry=raw.get("registry"),
