@@ -81,16 +81,11 @@ class AgentTarget:
     spec: TargetSpec
 
     def plan(self, servers: Sequence[LockedServer], ctx: SyncContext) -> list[FileChange]:
-        from mcpsync.edit import yamledit
-
         entries = _entries(self.spec, servers)
         changes = []
         for path in self._files(ctx):
             old = ctx.read(path) or ""
-            self._check_names(old, path, entries)
-            new = yamledit.replace_list_items(
-                old, "tools", _is_mcp, list(entries.values()), path=str(path)
-            )
+            new = _edit_tools(old, path, entries)
             changes.append(FileChange(path, old, new, label(self.spec)))
         return changes
 
@@ -105,18 +100,29 @@ class AgentTarget:
             )
         return found
 
-    @staticmethod
-    def _check_names(text: str, path: Path, entries: dict[str, dict[str, Any]]) -> None:
-        from mcpsync.edit import yamledit
 
-        tools = (yamledit.load(text, path=str(path)) or {}).get("tools") or []
-        for tool in tools if isinstance(tools, list) else []:
-            if isinstance(tool, dict) and not _is_mcp(tool) and tool.get("name") in entries:
-                raise InputError(
-                    f"{path}: a {tool.get('type')} tool is already named '{tool['name']}'. "
-                    "File not modified.",
-                    hint="rename the server's alias in mcp.toml",
-                )
+def _edit_tools(text: str, path: Path, entries: dict[str, dict[str, Any]]) -> str:
+    """agent.yaml with its `type: mcp` tools replaced by `entries`, parsing the file once."""
+    from mcpsync.edit import yamledit
+
+    taken: list[dict[str, Any]] = []  # other tools named like one of our entries
+
+    def managed(item: Any) -> bool:  # called on every item of `tools`
+        if _is_mcp(item):
+            return True
+        if isinstance(item, dict) and item.get("name") in entries:
+            taken.append(item)
+        return False
+
+    items = list(entries.values())
+    new = yamledit.replace_list_items(text, "tools", managed, items, path=str(path))
+    if taken:
+        raise InputError(
+            f"{path}: a {taken[0].get('type')} tool is already named '{taken[0]['name']}'. "
+            "File not modified.",
+            hint="rename the server's alias in mcp.toml",
+        )
+    return new
 
 
 def _is_mcp(item: Any) -> bool:
