@@ -147,6 +147,11 @@ SERVERS: dict[str, str] = {
         [servers.bundle]
         name = "io.github.acme/bundle"
         """,
+    "internal": """
+        [servers.internal]
+        url = "https://mcp.internal.example/mcp"
+        headers = { X-Team = "core" }
+        """,
 }
 FIVE = ("files", "weather", "postgres", "search", "notes")
 

@@ -152,9 +152,13 @@ def edit(
                 doc[MAP_KEY] = tomlkit.table(is_super_table=True)
                 servers = doc[MAP_KEY]
             servers[name] = _table(entries[name], new=name not in existing)
-        new = _same_ending(tomlkit.dumps(doc), text)
+        new = _one_blank_line(tomlkit.dumps(doc), changed, existing)
     except Exception as exc:  # tomlkit refuses some shapes (an inline `mcp_servers = {}`)
-        raise _unsafe(path, f"tomlkit could not edit it ({exc})") from None
+        raise InputError(
+            f"Could not edit {path} safely: {exc}. File not modified.",
+            hint=f"write `{MAP_KEY}` as [{MAP_KEY}.NAME] tables, the form Codex documents",
+        ) from None
+    new = _same_ending(_line_endings(new, text), text)
     _verify(new, text, path, {k: v for k, v in existing.items() if k not in remove} | entries)
     return new
 
@@ -175,6 +179,24 @@ def _table(entry: dict[str, Any], *, new: bool) -> Any:
         # before whatever follows; this blank line keeps the file's usual table spacing.
         table.add(tomlkit.nl())
     return table
+
+
+def _one_blank_line(text: str, changed: list[str], existing: dict[str, Any]) -> str:
+    """One blank line before each new table header: where a deleted table left its blank line
+    behind, tomlkit still adds one of its own."""
+    for name in changed:
+        if name not in existing:
+            text = re.sub(
+                r"(\r?\n){3,}(?=\[" + re.escape(f"{MAP_KEY}.{name}]") + ")", r"\1\1", text
+            )
+    return text
+
+
+def _line_endings(new: str, old: str) -> str:
+    """tomlkit writes new lines with "\\n"; a CRLF file gets CRLF in them too."""
+    if "\r\n" in old and not re.search(r"(?<!\r)\n", old):
+        return re.sub(r"(?<!\r)\n", "\r\n", new)
+    return new
 
 
 def _same_ending(new: str, old: str) -> str:
