@@ -60,6 +60,7 @@ def run_lock(
 ) -> int:
     """Lock a loaded project and report; shared with `add` and `remove`."""
     from mcpsync import lockfile, resolve
+    from mcpsync.errors import RegistryError
     from mcpsync.fsutil import atomic_write, project_lock, read_text
 
     started = time.monotonic()
@@ -68,14 +69,22 @@ def run_lock(
         count = len(proj.manifest.servers)
         if stderr_is_tty() and not as_json and count > 1:
             note(f"Resolving {count} servers from {proj.registry_url} …")
-        new = resolve.resolve(
-            proj.manifest,
-            old,
-            proj.registry_url,
-            proj.registry_opener(),
-            upgrade_all=upgrade,
-            upgrade=upgrade_package,
-        )
+        try:
+            new = resolve.resolve(
+                proj.manifest,
+                old,
+                proj.registry_url,
+                proj.registry_opener(),
+                upgrade_all=upgrade,
+                upgrade=upgrade_package,
+            )
+        except RegistryError as exc:
+            if exc.hint is None:  # say what did not happen, and what to try
+                exc.hint = (
+                    f"{proj.lock_path.name} was not changed; try again later, or check the "
+                    "registry URL (--registry) and the timeout (--timeout SECONDS)"
+                )
+            raise
         text = lockfile.dumps(new)
         if before_write is not None:  # `add`/`remove` write mcp.toml only once resolution worked
             before_write()
