@@ -1,0 +1,747 @@
+"""Byte-preserving edits of one top-level list in a YAML document.
+
+sync owns some entries of a list (``tools:`` in agent.yaml, ``mcp_servers:`` in HoloDeck's
+config.yaml) and nothing else in the file. Like pre-commit's ``migrate_config``, we never
+re-serialise the document: we compose it once, read the node marks (``start_mark.index`` /
+``end_mark.index``) and splice new text between untouched slices of the original. Every edit
+is checked by loading the result; a result that does not load to exactly the intended data is
+an error, so a caller never writes a half-edited file.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from mcpsync.errors import InputError
+
+__all__ = ["YamlEditError", "load", "replace_list_items"]
+
+try:  # libyaml's composer is ~10x faster; its marks count characters like the pure one.
+    from yaml import CSafeLoader as _BaseLoader
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
+
+_BOM = "\ufeff"
+_STR_TAG = "tag:yaml.org,2002:str"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SCALAR_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}" for name in ("null", "bool", "int", "float", "timestamp")
+)
+_RESOLVER = yaml.resolver.Resolver()
+# Plain scalars we are sure every YAML 1.1/1.2 reader takes as the same string: a safe first
+# character, no indicators (`:`, `#`, `,`, brackets, quotes), single spaces between words.
+_PLAIN = re.compile(r"[A-Za-z_/][A-Za-z0-9_./@=+()-]*(?: [A-Za-z0-9_./@=+()-]+)*")
+_YAML11_BOOLS = frozenset({"y", "n"})  # YAML 1.1 booleans that PyYAML's resolver ignores
+# Characters a double-quoted scalar must escape beyond JSON's own escapes: C1 controls, DEL,
+# the non-ASCII line breaks, BOM/non-characters and lone surrogates.
+_UNSAFE_IN_QUOTES = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
+_SEP_CLEAN = re.compile(r"[ \t\r\n]*,[ \t\r\n]*")
+_DOCUMENT_END = re.compile(r"^\.\.\.(?=[ \t\r\n]|$)", re.MULTILINE)
+
+_Edit = tuple[int, int, str]  # replace body[start:end] with text
+
+
+class YamlEditError(InputError):
+    """A YAML file that cannot be read or edited safely; the file is left as it was."""
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def load(text: str, *, path: str) -> Any:
+    """Parse one YAML document safely; an invalid file raises YamlEditError naming ``path``."""
+    return _parse(_split_bom(text)[1], path).data
+
+
+def replace_list_items(
+    text: str,
+    key: str,
+    is_managed: Callable[[Any], bool],
+    new_items: Sequence[Mapping[str, Any]],
+    *,
+    path: str,
+) -> str:
+    """Replace the managed items of the top-level list ``key`` with ``new_items``.
+
+    New items go where the first managed item was, else at the end of the list; an absent,
+    null or empty (`[]`) value becomes a block list. All bytes outside the removed items stay
+    as they were, and when nothing would change ``text`` itself is returned. For a second
+    run to change nothing, ``is_managed`` must hold for every new item.
+
+    Raises YamlEditError (an InputError) naming ``path`` for a file that does not parse, is
+    not one mapping, holds ``key`` as something other than a list, uses aliases for it, or
+    whose edit would not read back as intended.
+    """
+    bom, body = _split_bom(text)
+    doc = _parse(body, path)
+    target = _Target.find(doc, key, path)
+    current = target.items(doc)
+    removed = [i for i, item in enumerate(current) if is_managed(item)]
+    if not removed and not new_items:
+        return text
+    edits = _plan(doc, target, removed, new_items, path)
+    out = _finish(body, _apply(body, edits), doc.eol)
+    if out == body:
+        return text
+    _verify(bom + out, doc, key, _expected(current, removed, new_items), path)
+    return bom + out
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+@dataclass(frozen=True)
+class _Doc:
+    body: str
+    eol: str
+    root: yaml.MappingNode | None  # None: empty or comments-only document
+    pairs: list[tuple[yaml.Node, yaml.Node]]  # root pairs as written (before merge keys)
+    data: Any
+
+
+def _split_bom(text: str) -> tuple[str, str]:
+    # Whether libyaml's marks count a BOM depends on what follows it; parse without it.
+    return (_BOM, text[1:]) if text.startswith(_BOM) else ("", text)
+
+
+@functools.lru_cache(maxsize=8192)
+def _plain_tag(value: str) -> str:
+    return str(_RESOLVER.resolve(yaml.ScalarNode, value, (True, False)))
+
+
+class _Loader(_BaseLoader):
+    """The safe loader with a memo on tag resolution, which runs in Python for every scalar."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is yaml.ScalarNode and implicit[0]:
+            return _plain_tag(value)  # no path resolvers: the tag depends on the text only
+        return super().resolve(kind, value, implicit)
+
+
+class _Unusual(Exception):
+    """A node the fast builder leaves to PyYAML: merge keys, cycles, uncommon tags."""
+
+
+class _Builder:
+    """Builds what SafeConstructor would, for the plain documents config files are.
+
+    SafeConstructor's generic machinery is most of a load's cost; anything beyond plain
+    mappings, lists and the core scalar tags falls back to it, so results never differ.
+    """
+
+    def __init__(self, loader: _Loader) -> None:
+        self.loader = loader
+        self.built: dict[int, Any] = {}  # aliases share a node and must share the object
+        self.open: set[int] = set()
+
+    def build(self, node: yaml.Node) -> Any:
+        if isinstance(node, yaml.ScalarNode):  # most nodes: no memo, no cycle check needed
+            if node.tag == _STR_TAG:
+                return node.value
+            if node.tag in _SCALAR_TAGS:
+                return self.loader.yaml_constructors[node.tag](self.loader, node)
+            raise _Unusual
+        key = id(node)
+        if key in self.built:
+            return self.built[key]
+        if key in self.open:
+            raise _Unusual  # a recursive structure
+        self.open.add(key)
+        value = self._collection(node)
+        self.open.discard(key)
+        self.built[key] = value
+        return value
+
+    def _collection(self, node: yaml.Node) -> Any:
+        if isinstance(node, yaml.SequenceNode) and node.tag == _SEQ_TAG:
+            return [self.build(child) for child in node.value]
+        if isinstance(node, yaml.MappingNode) and node.tag == _MAP_TAG:
+            return self._mapping(node)
+        raise _Unusual
+
+    def _mapping(self, node: yaml.MappingNode) -> dict[Any, Any]:
+        mapping: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag in _ODD_KEY_TAGS:
+                raise _Unusual  # `<<` merge and `=` value keys
+            key = self.build(key_node)
+            try:
+                mapping[key] = self.build(value_node)
+            except TypeError as exc:  # unhashable key: let PyYAML word the error
+                raise _Unusual from exc
+        return mapping
+
+
+_ODD_KEY_TAGS = frozenset({"tag:yaml.org,2002:merge", "tag:yaml.org,2002:value"})
+
+
+def _construct(loader: _Loader, root: yaml.Node) -> Any:
+    try:
+        return _Builder(loader).build(root)
+    except _Unusual:
+        return loader.construct_document(root)
+
+
+def _parse(body: str, path: str) -> _Doc:
+    try:
+        root, pairs, data = _read(body, path)
+    except yaml.YAMLError as exc:
+        message = f"Invalid YAML in {path}: {_describe(exc)}. File not modified."
+        raise YamlEditError(message) from exc
+    except UnicodeEncodeError as exc:  # libyaml takes UTF-8; lone surrogates cannot be encoded
+        raise YamlEditError(f"Invalid YAML in {path}: {exc.reason}. File not modified.") from exc
+    return _Doc(body, _detect_eol(body), _mapping_root(root, data, path), pairs, data)
+
+
+def _read(body: str, path: str) -> tuple[yaml.Node | None, list[tuple[Any, Any]], Any]:
+    loader = _Loader(body)  # the pure-Python reader already rejects bad characters here
+    try:
+        root = loader.get_node() if loader.check_node() else None
+        if root is not None and loader.check_node():
+            raise YamlEditError(
+                f"{path} holds more than one YAML document; expected one. File not modified."
+            )
+        # Copy before constructing: merge keys (`<<`) rewrite mapping nodes in place.
+        pairs = list(root.value) if isinstance(root, yaml.MappingNode) else []
+        return root, pairs, _construct(loader, root) if root is not None else None
+    finally:
+        loader.dispose()
+
+
+def _describe(exc: yaml.YAMLError) -> str:
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        mark = exc.problem_mark
+        problem = exc.problem or exc.context or "parse error"
+        return f"{problem} (line {mark.line + 1}, column {mark.column + 1})"
+    return str(exc)
+
+
+def _detect_eol(body: str) -> str:
+    first = body.find("\n")
+    return "\r\n" if first > 0 and body[first - 1] == "\r" else "\n"
+
+
+def _mapping_root(root: yaml.Node | None, data: Any, path: str) -> yaml.MappingNode | None:
+    if isinstance(root, yaml.MappingNode):
+        return root
+    # `---` alone composes to a zero-width null scalar: as empty as an empty file.
+    if root is None or (data is None and root.start_mark.index == root.end_mark.index):
+        return None
+    raise YamlEditError(
+        f"{path}: expected a mapping at the top level, found {type(data).__name__}. "
+        "File not modified."
+    )
+
+
+# --------------------------------------------------------------------------- the target key
+
+
+@dataclass(frozen=True)
+class _Target:
+    key: str
+    key_node: yaml.Node | None  # None: the key is absent
+    value: yaml.Node | None
+
+    @classmethod
+    def find(cls, doc: _Doc, key: str, path: str) -> _Target:
+        found = [(k, v) for k, v in doc.pairs if _is_key(k, key)]
+        if len(found) > 1:
+            raise YamlEditError(f"{path}: `{key}` appears more than once. File not modified.")
+        if not found:
+            return cls(key, None, None)
+        key_node, value = found[0]
+        if value.start_mark.index < key_node.end_mark.index:
+            raise YamlEditError(
+                f"{path}: `{key}` is a YAML alias; mcpsync cannot edit it in place. "
+                "File not modified."
+            )
+        target = cls(key, key_node, value)
+        target.check_type(doc, path)
+        return target
+
+    def check_type(self, doc: _Doc, path: str) -> None:
+        loaded = doc.data[self.key]
+        if loaded is not None and not isinstance(loaded, list):
+            raise YamlEditError(
+                f"{path}: `{self.key}` must be a list, found {type(loaded).__name__}. "
+                "File not modified."
+            )
+
+    def items(self, doc: _Doc) -> list[Any]:
+        return list(doc.data[self.key] or []) if self.key_node is not None else []
+
+    def is_empty(self, doc: _Doc) -> bool:
+        """Absent, null, or `[]` with nothing but spaces inside: new items become a block list."""
+        if self.value is None or isinstance(self.value, yaml.ScalarNode):
+            return True
+        node = self.value
+        if not isinstance(node, yaml.SequenceNode) or node.value:
+            return False
+        inside = doc.body[node.start_mark.index : node.end_mark.index]
+        return inside.strip(" \t\r\n[]") == "" and inside.count("[") == 1
+
+
+def _is_key(node: yaml.Node, key: str) -> bool:
+    return isinstance(node, yaml.ScalarNode) and node.tag == _STR_TAG and node.value == key
+
+
+# --------------------------------------------------------------------------- planning
+
+
+def _plan(
+    doc: _Doc,
+    target: _Target,
+    removed: list[int],
+    new_items: Sequence[Mapping[str, Any]],
+    path: str,
+) -> list[_Edit]:
+    if target.is_empty(doc):
+        return _plan_fill(doc, target, new_items, path)
+    seq = target.value
+    assert isinstance(seq, yaml.SequenceNode)
+    _check_items_in_order(seq, target.key, path)
+    if seq.flow_style:
+        return _plan_flow(doc, seq, removed, new_items, path)
+    return _plan_block(doc, target, seq, removed, new_items, path)
+
+
+def _check_items_in_order(seq: yaml.SequenceNode, key: str, path: str) -> None:
+    # An alias item (`- *x`) carries the marks of its anchor elsewhere: splicing there would
+    # edit the wrong bytes.
+    last = seq.start_mark.index
+    for node in seq.value:
+        if node.start_mark.index <= last or node.end_mark.index > seq.end_mark.index:
+            raise YamlEditError(
+                f"{path}: `{key}` holds YAML aliases; mcpsync cannot edit it in place. "
+                "File not modified."
+            )
+        last = node.end_mark.index if seq.flow_style else node.start_mark.index
+
+
+def _apply(body: str, edits: list[_Edit]) -> str:
+    parts: list[str] = []
+    pos = 0
+    for start, end, replacement in sorted(edits, key=lambda e: (e[0], e[1])):
+        parts += [body[pos:start], replacement]
+        pos = end
+    parts.append(body[pos:])
+    return "".join(parts)
+
+
+def _finish(body: str, out: str, eol: str) -> str:
+    # A file that had no final newline keeps having none, whatever we appended or removed.
+    if body and not body.endswith("\n") and out.endswith(eol):
+        return out[: -len(eol)]
+    return out
+
+
+# --- absent, null or `[]`: write a fresh block list
+
+
+def _plan_fill(
+    doc: _Doc, target: _Target, new_items: Sequence[Mapping[str, Any]], path: str
+) -> list[_Edit]:
+    if doc.root is not None and doc.root.flow_style:
+        raise YamlEditError(
+            f"{path}: the top level is a flow mapping ({{...}}); mcpsync cannot add a block "
+            f"list `{target.key}` to it. File not modified."
+        )
+    if not new_items:  # `tools: []` or null and nothing to add: already right
+        return []
+    body, eol = doc.body, doc.eol
+    key_col = _column(body, doc.root.start_mark.index) if doc.root is not None else 0
+    block = _render_block(new_items, _BlockLayout(key_col + 2, 2), eol)
+    if target.key_node is None or target.value is None:
+        at = _document_end(doc)
+        lead = eol if at and body[at - 1] != "\n" else ""
+        return [(at, at, f"{lead}{_scalar(target.key)}:{eol}{block}")]
+    colon = _colon_end(body, target.key_node, target.key, path)
+    value_end = target.value.end_mark.index
+    after = _line_end_from(body, value_end)
+    lead = eol if after == len(body) and not body.endswith("\n") else ""
+    # Drop ` ~` / ` []` but keep a comment that follows on the key's line.
+    return [(colon, value_end, ""), (after, after, lead + block)]
+
+
+def _document_end(doc: _Doc) -> int:
+    """Where a new top-level key goes: the end of the text, or before an explicit `...`."""
+    start = doc.root.end_mark.index if doc.root is not None else 0
+    marker = _DOCUMENT_END.search(doc.body, start)
+    return marker.start() if marker else len(doc.body)
+
+
+def _colon_end(body: str, key_node: yaml.Node, key: str, path: str) -> int:
+    pos = key_node.end_mark.index
+    while pos < len(body) and body[pos] in " \t":
+        pos += 1
+    if pos >= len(body) or body[pos] != ":":
+        raise YamlEditError(f"{path}: unsupported layout around `{key}:`. File not modified.")
+    return pos + 1
+
+
+# --- block lists
+
+
+@dataclass(frozen=True)
+class _BlockLayout:
+    dash_col: int  # column of `-`
+    offset: int  # from `-` to the item's keys
+
+
+@dataclass(frozen=True)
+class _BlockList:
+    """Line geometry of a block list, computed only for the items an edit touches."""
+
+    body: str
+    seq: yaml.SequenceNode
+    path: str
+
+    def dash(self, i: int) -> tuple[int, int]:
+        """(line start, index of `-`) for item i; its content may sit lines below the dash."""
+        body, item_start = self.body, self.seq.value[i].start_mark.index
+        line = _line_start(body, item_start)
+        head = body[line:item_start]
+        while not head.lstrip(" \t").startswith("-"):
+            if line == 0 or (head.strip() and not head.lstrip().startswith("#")):
+                raise YamlEditError(f"{self.path}: unsupported list layout. File not modified.")
+            end, line = line, _line_start(body, line - 1)
+            head = body[line:end]
+        return line, line + len(head) - len(head.lstrip(" \t"))
+
+    def span(self, i: int) -> tuple[int, int]:
+        """Item i as whole lines: its dash line through its last line's ending."""
+        nodes = self.seq.value
+        if i + 1 < len(nodes):
+            limit = self.dash(i + 1)[0]
+        else:
+            limit = _line_start(self.body, self.seq.end_mark.index)
+        start, dash = self.dash(i)
+        return start, _item_end(self.body, nodes[i], limit, dash - start)
+
+    def layout(self) -> _BlockLayout:
+        """The siblings' dash column and dash-to-key offset (the first block mapping's)."""
+        for i, node in enumerate(self.seq.value):
+            # The mapping's own mark, not its first key's: merge keys (`<<`) reorder pairs.
+            if isinstance(node, yaml.MappingNode) and not node.flow_style:
+                line, dash = self.dash(i)
+                offset = _column(self.body, node.start_mark.index) - (dash - line)
+                if offset > 1:
+                    return _BlockLayout(dash - line, offset)
+        line, dash = self.dash(0)
+        return _BlockLayout(dash - line, 2)
+
+
+def _plan_block(
+    doc: _Doc,
+    target: _Target,
+    seq: yaml.SequenceNode,
+    removed: list[int],
+    new_items: Sequence[Mapping[str, Any]],
+    path: str,
+) -> list[_Edit]:
+    items = _BlockList(doc.body, seq, path)
+    block = _render_block(new_items, items.layout(), doc.eol)
+    if not removed:
+        end = items.span(len(seq.value) - 1)[1]
+        lead = doc.eol if end == len(doc.body) and not doc.body.endswith("\n") else ""
+        return [(end, end, lead + block)]
+    edits = [(*items.span(i), block if i == removed[0] else "") for i in removed]
+    if len(removed) == len(seq.value) and not new_items:
+        assert target.key_node is not None
+        colon = _colon_end(doc.body, target.key_node, target.key, path)
+        edits.append((colon, colon, " []"))  # an emptied list stays a list, not null
+    return edits
+
+
+def _item_end(body: str, node: yaml.Node, limit: int, dash_col: int) -> int:
+    """End of the item's last line, including its trailing comment and line ending.
+
+    A block collection's end mark points at the next token, past any comment lines that
+    belong to the next item, so we start from the end of its last scalar or flow collection.
+    Lines up to ``limit`` that hold more than comments still belong to the item (an alias or
+    merge key, whose node carries the marks of its anchor), and so do comment lines right
+    after it that are indented past the dash (`# option: x` under the item's keys).
+    """
+    end = _line_end_from(body, _last_leaf_end(node))  # block scalars end at a line start
+    pos = end
+    while pos < limit:
+        nxt = _line_end_from(body, pos + 1)
+        if _belongs_to_item(body[pos:nxt], pos == end, dash_col):
+            end = nxt
+        pos = nxt
+    return end
+
+
+def _belongs_to_item(line: str, follows: bool, dash_col: int) -> bool:
+    stripped = line.strip()
+    if not stripped:
+        return False
+    if not stripped.startswith("#"):
+        return True
+    return follows and len(line) - len(line.lstrip(" \t")) > dash_col
+
+
+def _last_leaf_end(node: yaml.Node) -> int:
+    # Block collections list their children in text order, so the last leaf is down the
+    # last branch; scalars and flow collections have exact end marks.
+    while isinstance(node, (yaml.SequenceNode, yaml.MappingNode)) and not node.flow_style:
+        if not node.value:
+            break
+        last = node.value[-1]
+        node = last[1] if isinstance(node, yaml.MappingNode) else last
+    return node.end_mark.index
+
+
+# --- flow lists
+
+
+@dataclass(frozen=True)
+class _FlowList:
+    open: int  # index just after `[`
+    close: int  # index of `]`
+    starts: list[int]
+    ends: list[int]
+
+    def item(self, body: str, i: int) -> str:
+        return body[self.starts[i] : self.ends[i]]
+
+    def sep(self, body: str, i: int) -> str:
+        return body[self.ends[i] : self.starts[i + 1]]
+
+
+def _plan_flow(
+    doc: _Doc,
+    seq: yaml.SequenceNode,
+    removed: list[int],
+    new_items: Sequence[Mapping[str, Any]],
+    path: str,
+) -> list[_Edit]:
+    body = doc.body
+    flow = _flow_list(body, seq, path)
+    order = _final_order(len(flow.starts), removed, [_flow_mapping(i) for i in new_items])
+    joined = _flow_join(body, flow, order, _new_flow_sep(doc, flow, seq))
+    if not flow.starts:  # `[ # comment ]`: keep what is inside, add the items after it
+        return [(flow.close, flow.close, joined)]
+    lead = body[flow.open : flow.starts[0]]
+    if not order:
+        rest = lead + _flow_tail(body, flow, keep_comma=False)
+        return [(flow.open, flow.close, rest if rest.strip() else "")]
+    return [(flow.open, flow.close, lead + joined + _flow_tail(body, flow, keep_comma=True))]
+
+
+def _final_order(n: int, removed: list[int], new: list[str]) -> list[int | str]:
+    """Indices of kept items and rendered new items, in their final order."""
+    gone = set(removed)
+    at = removed[0] if removed else n
+    before: list[int | str] = list(range(at))
+    return before + new + [i for i in range(at + 1, n) if i not in gone]
+
+
+def _flow_join(body: str, flow: _FlowList, order: list[int | str], new_sep: str) -> str:
+    parts: list[str] = []
+    for k, element in enumerate(order):
+        if k:
+            parts.append(_flow_sep_after(body, flow, order[k - 1], new_sep))
+        parts.append(element if isinstance(element, str) else flow.item(body, element))
+    return "".join(parts)
+
+
+def _flow_sep_after(body: str, flow: _FlowList, prev: int | str, new_sep: str) -> str:
+    # A kept item brings the separator that followed it (its comment too); new items take
+    # the file's own separator.
+    if isinstance(prev, int) and prev + 1 < len(flow.starts):
+        return flow.sep(body, prev)
+    return new_sep
+
+
+def _flow_list(body: str, seq: yaml.SequenceNode, path: str) -> _FlowList:
+    close = seq.end_mark.index - 1
+    first = seq.value[0].start_mark.index if seq.value else close
+    open_ = body.rfind("[", seq.start_mark.index, first) + 1
+    if open_ == 0 or body[close] != "]":
+        raise YamlEditError(f"{path}: unsupported flow list layout. File not modified.")
+    return _FlowList(
+        open_,
+        close,
+        [node.start_mark.index for node in seq.value],
+        [node.end_mark.index for node in seq.value],
+    )
+
+
+def _flow_tail(body: str, flow: _FlowList, keep_comma: bool) -> str:
+    tail = body[flow.ends[-1] : flow.close]
+    comma = _flow_comma(tail)
+    # `[a, ]` emptied must not become `[, ]`.
+    return tail if keep_comma or comma < 0 else tail[:comma] + tail[comma + 1 :]
+
+
+def _flow_comma(tail: str) -> int:
+    """Index of the trailing comma in the text between the last item and `]`, or -1."""
+    pos = 0
+    while pos < len(tail):
+        if tail[pos] == ",":
+            return pos
+        if tail[pos] == "#":
+            pos = tail.find("\n", pos)
+            if pos < 0:
+                return -1
+        pos += 1
+    return -1
+
+
+def _new_flow_sep(doc: _Doc, flow: _FlowList, seq: yaml.SequenceNode) -> str:
+    body = doc.body
+    for i in range(len(flow.starts) - 1):
+        sep = flow.sep(body, i)
+        if _SEP_CLEAN.fullmatch(sep):
+            return sep  # the file's own separator, comments aside
+    if "\n" not in body[flow.open : flow.close]:
+        return ", "
+    if flow.starts and not body[_line_start(body, flow.starts[0]) : flow.starts[0]].strip():
+        indent = _column(body, flow.starts[0])
+    else:
+        indent = _column(body, seq.start_mark.index) + 2
+    return "," + doc.eol + " " * indent
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _render_block(items: Sequence[Mapping[str, Any]], layout: _BlockLayout, eol: str) -> str:
+    lines: list[str] = []
+    for item in items:
+        lines += _block_entry(item, layout.dash_col, layout.offset)
+    return "".join(line + eol for line in lines)
+
+
+def _block_entry(value: Any, dash_col: int, offset: int) -> list[str]:
+    """`- ` plus a block mapping, or `- ` plus a flow value."""
+    dash = " " * dash_col + "-" + " " * (offset - 1)
+    if isinstance(value, Mapping) and value:
+        lines = _block_mapping(value, dash_col + offset, max(offset, 2))
+        return [dash + lines[0].lstrip(" ")] + lines[1:]
+    return [dash + _flow(value)]
+
+
+def _block_mapping(mapping: Mapping[str, Any], indent: int, step: int) -> list[str]:
+    pad = " " * indent
+    lines: list[str] = []
+    for key, value in mapping.items():
+        head = f"{pad}{_key(key)}:"
+        if isinstance(value, Mapping) and value:
+            lines += [head, *_block_mapping(value, indent + step, step)]
+        elif _is_list(value) and any(isinstance(v, (Mapping, list, tuple)) for v in value):
+            lines.append(head)
+            for element in value:
+                lines += _block_entry(element, indent + step, 2)
+        else:
+            lines.append(f"{head} {_flow(value)}")
+    return lines
+
+
+def _flow_mapping(mapping: Mapping[str, Any]) -> str:
+    return "{" + ", ".join(f"{_key(k)}: {_flow(v)}" for k, v in mapping.items()) + "}"
+
+
+def _flow(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return _scalar(value)
+    if isinstance(value, Mapping):
+        return _flow_mapping(value)
+    if _is_list(value):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    raise TypeError(f"cannot write a {type(value).__name__} into YAML: {value!r}")
+
+
+def _is_list(value: Any) -> bool:
+    return isinstance(value, (list, tuple))
+
+
+def _key(key: Any) -> str:
+    if not isinstance(key, str):
+        raise TypeError(f"YAML keys written by mcpsync must be strings, got {key!r}")
+    return _scalar(key)
+
+
+@functools.lru_cache(maxsize=4096)  # keys and common values repeat in every entry
+def _scalar(value: str) -> str:
+    """A plain scalar when every reader takes it as this string, else a double-quoted one."""
+    if (
+        _PLAIN.fullmatch(value)
+        and value.lower() not in _YAML11_BOOLS
+        and _plain_tag(value) == _STR_TAG
+    ):
+        return value
+    quoted = json.dumps(value, ensure_ascii=False)
+    return _UNSAFE_IN_QUOTES.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
+
+
+# --------------------------------------------------------------------------- verification
+
+
+def _expected(
+    current: list[Any], removed: list[int], new_items: Sequence[Mapping[str, Any]]
+) -> list[Any]:
+    gone = set(removed)
+    at = removed[0] if removed else len(current)
+    kept_after = [item for i, item in enumerate(current) if i > at and i not in gone]
+    return current[:at] + [_plain(item) for item in new_items] + kept_after
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (dict, Mapping)):  # dict first: the ABC check is slow
+        return {k: _plain(v) for k, v in value.items()}
+    if _is_list(value):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _verify(out: str, doc: _Doc, key: str, new_list: list[Any], path: str) -> None:
+    expected = dict(doc.data or {})
+    expected[key] = new_list
+    try:
+        actual = load(out, path=path)
+    except YamlEditError as exc:
+        cause = exc.__cause__
+        why = _describe(cause) if isinstance(cause, yaml.YAMLError) else exc.message
+        raise YamlEditError(
+            f"Could not edit {path} safely: the result would not parse ({why}). File not modified."
+        ) from exc
+    # repr, not ==: it also tells 1 from True and keeps key order.
+    if repr(actual) != repr(expected):
+        raise YamlEditError(
+            f"Could not edit {path} safely: the edited `{key}` would not read back as "
+            "intended. File not modified."
+        )
+
+
+# --------------------------------------------------------------------------- text positions
+
+
+def _line_start(body: str, pos: int) -> int:
+    return body.rfind("\n", 0, pos) + 1
+
+
+def _line_end_from(body: str, pos: int) -> int:
+    """pos if it starts a line, else the index after the next line break (or end of text)."""
+    if pos == 0 or body[pos - 1] == "\n":
+        return pos
+    return body.find("\n", pos) + 1 or len(body)
+
+
+def _column(body: str, pos: int) -> int:
+    return pos - _line_start(body, pos)
