@@ -2,19 +2,30 @@
 
 All or nothing: every target is planned (read, parsed, rendered, verified) before the first
 byte is written; if a write fails midway, the files already replaced are put back.
+
+Stamps (a cache, never a source of truth): after a successful write, sync keeps for each file
+the digest of the text it wrote and of the inputs that text came from (entries, editor and
+renderer source). A later run that finds the same text for the same inputs knows the edit would
+give that text back (sync is idempotent), so it skips parsing the file. A missing, corrupt or
+stale stamp only costs the parse.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mcpsync.errors import InputError
+from mcpsync.errors import InputError, McpsyncError
 from mcpsync.lockfile import Lock
 from mcpsync.manifest import Manifest
-from mcpsync.targets.base import FileChange, SyncContext
+from mcpsync.targets.base import FileChange, SyncContext, text_digest
+
+STAMPS_VERSION = 1
 
 
 @dataclass
@@ -24,6 +35,9 @@ class SyncPlan:
     ledger_old: str | None
     ledger_new: str | None
     notes: list[str] = field(default_factory=list)
+    stamps_path: Path | None = None
+    stamps_old: str | None = None
+    stamps_new: str | None = None
 
     @property
     def changed(self) -> list[FileChange]:
@@ -48,7 +62,45 @@ def plan(manifest: Manifest, lock: Lock, ctx: SyncContext) -> SyncPlan:
         for c in changes
         if c.missing_env
     ]
-    return SyncPlan(changes, ctx.ledger.path, ctx.ledger.text, new_ledger, notes)
+    return SyncPlan(
+        changes,
+        ctx.ledger.path,
+        ctx.ledger.text,
+        new_ledger,
+        notes,
+        ctx.stamps_path,
+        ctx.stamps_text,
+        _stamps_text(changes) if ctx.stamps_path else None,
+    )
+
+
+def stamps_file(state: Path, project_id: str) -> Path:
+    """This project's stamps, beside the ownership ledger."""
+    name = hashlib.sha256(project_id.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    return state / "stamps" / f"{name}.json"
+
+
+def load_stamps(path: Path) -> tuple[dict[str, tuple[str, str]], str | None]:
+    """The stamps kept at `path` and the text read; anything unreadable counts as none."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}, None
+    try:
+        data = json.loads(text)
+        if data.get("version") != STAMPS_VERSION:
+            return {}, text
+        stamps = {str(k): (str(v[0]), str(v[1])) for k, v in data["files"].items()}
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return {}, text
+    return stamps, text
+
+
+def _stamps_text(changes: Sequence[FileChange]) -> str | None:
+    files = {str(c.real): [text_digest(c.new), c.stamp] for c in changes if c.stamp}
+    if not files:
+        return None
+    return json.dumps({"version": STAMPS_VERSION, "files": dict(sorted(files.items()))}) + "\n"
 
 
 def _no_file_twice(changes: Sequence[FileChange]) -> None:
@@ -98,6 +150,10 @@ def write(the_plan: SyncPlan) -> list[FileChange]:
     except Exception:
         _restore(done)
         raise
+    stamps = the_plan.stamps_new
+    if the_plan.stamps_path and stamps is not None and stamps != the_plan.stamps_old:
+        with contextlib.suppress(McpsyncError):  # a cache: failing to keep it costs only speed
+            atomic_write(the_plan.stamps_path, stamps)
     return done
 
 

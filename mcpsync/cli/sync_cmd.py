@@ -68,15 +68,21 @@ def _fresh_lock(proj: Project, frozen: bool) -> Any:
 
 def _plan(proj: Project, lock: Any) -> SyncPlan:
     from mcpsync import sync as sync_mod
-    from mcpsync.ownership import Ledger
+    from mcpsync.ownership import Ledger, state_dir
     from mcpsync.targets.base import SyncContext
 
     home = Path(os.path.expanduser("~"))
+    project_id = os.path.realpath(proj.manifest.path)
+    stamps_path = sync_mod.stamps_file(state_dir(home), project_id)
+    stamps, stamps_text = sync_mod.load_stamps(stamps_path)
     ctx = SyncContext(
         root=proj.root,
         home=home,
-        project_id=os.path.realpath(proj.manifest.path),
+        project_id=project_id,
         ledger=Ledger.load(home),
+        stamps=stamps,
+        stamps_path=stamps_path,
+        stamps_text=stamps_text,
     )
     return sync_mod.plan(proj.manifest, lock, ctx)
 

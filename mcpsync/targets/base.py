@@ -7,11 +7,15 @@ all-or-nothing and atomic writes exist once, not per target.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpsync.errors import InputError
 from mcpsync.fsutil import read_text, real_target
@@ -35,6 +39,7 @@ class FileChange:
     owned: tuple[str, ...] = ()  # entry names this project owns in a shared file afterwards
     shared: bool = False  # a user-scope file other projects and the user also write
     missing_env: tuple[str, ...] = ()  # variables the user must export (no reference syntax)
+    stamp: str | None = None  # digest of everything but the file's text that `new` depends on
 
     @property
     def real(self) -> Path:
@@ -54,6 +59,15 @@ class SyncContext:
     project_id: str  # identifies this project in ledgers of shared files
     ledger: Ledger
     files: dict[Path, str | None] = field(default_factory=dict)  # read cache: one read a file
+    # real path -> (digest of the text sync last wrote or confirmed there, its stamp)
+    stamps: dict[str, tuple[str, str]] = field(default_factory=dict)
+    stamps_path: Path | None = None  # where this project's stamps are kept (a cache)
+    stamps_text: str | None = None  # as read, to tell whether they changed
+
+    def unchanged_since_sync(self, path: Path, text: str, stamp: str) -> bool:
+        """Whether `text` is exactly what a sync produced at `path` from the inputs `stamp`
+        names: then editing it again would give `text` back, and parsing can be skipped."""
+        return self.stamps.get(str(real_target(path))) == (text_digest(text), stamp)
 
     def read(self, path: Path) -> str | None:
         real = real_target(path)
@@ -75,6 +89,26 @@ class Target(Protocol):
     def plan(self, servers: Sequence[LockedServer], ctx: SyncContext) -> list[FileChange]:
         """The intended text of every file this target writes. Raises InputError."""
         ...
+
+
+def text_digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def stamp(modules: Sequence[str], *inputs: Any) -> str:
+    """A digest of a file's inputs other than its own text: the rendered entries and whatever
+    else the target's edit depends on, plus the source of the modules that do the editing
+    (a changed renderer or editor invalidates every stamp)."""
+    data = json.dumps([[_source_digest(m) for m in modules], *inputs], sort_keys=True)
+    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@functools.cache
+def _source_digest(module: str) -> str:
+    source = getattr(sys.modules.get(module), "__file__", None)
+    if not source:
+        return "?" + module
+    return hashlib.sha256(Path(source).read_bytes()).hexdigest()
 
 
 def label(spec: TargetSpec) -> str:

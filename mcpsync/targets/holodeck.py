@@ -17,7 +17,14 @@ from mcpsync.errors import InputError
 from mcpsync.fsutil import real_target
 from mcpsync.lockfile import LockedServer
 from mcpsync.manifest import TargetSpec
-from mcpsync.targets.base import FileChange, SyncContext, label, mapped_names, selected
+from mcpsync.targets.base import (
+    FileChange,
+    SyncContext,
+    label,
+    mapped_names,
+    selected,
+    stamp,
+)
 
 NAME_PATTERN = r"[0-9A-Za-z_]+"
 COMMANDS = ("npx", "node", "uvx", "docker")
@@ -81,12 +88,18 @@ class AgentTarget:
     spec: TargetSpec
 
     def plan(self, servers: Sequence[LockedServer], ctx: SyncContext) -> list[FileChange]:
+        from mcpsync.edit import yamledit
+
         entries = _entries(self.spec, servers)
+        inputs = stamp((yamledit.__name__, __name__), "holodeck-agent", "tools", entries)
         changes = []
         for path in self._files(ctx):
             old = ctx.read(path) or ""
-            new = _edit_tools(old, path, entries)
-            changes.append(FileChange(path, old, new, label(self.spec)))
+            if ctx.unchanged_since_sync(path, old, inputs):
+                new = old  # a no-op sync of an untouched file needs no parse
+            else:
+                new = _edit_tools(old, path, entries)
+            changes.append(FileChange(path, old, new, label(self.spec), stamp=inputs))
         return changes
 
     def _files(self, ctx: SyncContext) -> list[Path]:
