@@ -278,9 +278,60 @@ def test_projects_sharing_a_global_file_serialize_from_the_first_run(
     assert locked == [project.root, project.state]
 
 
-def test_agent_only_project_does_not_create_state(
-    project: Project, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_agent_only_project_writes_no_ledger(project: Project) -> None:
     three_agents(project, with_global=False)
     assert project.sync().code == 0
-    assert not project.state.exists()
+    assert not (project.state / "owners.json").exists()
+
+
+# --- stamps: the no-op fast path -------------------------------------------------------------
+
+
+def editor_forbidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcpsync.edit import yamledit
+
+    def boom(*args: Any, **kwargs: Any) -> str:
+        raise AssertionError("the file was parsed")
+
+    monkeypatch.setattr(yamledit, "replace_list_items", boom)
+
+
+def test_untouched_files_are_not_parsed_again(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = three_agents(project, with_global=False)
+    assert project.sync().code == 0
+    before = snapshot(files)
+    with monkeypatch.context() as patch:
+        editor_forbidden(patch)
+        assert project.sync().code == 0
+        assert project.sync("--check").code == 0
+    assert snapshot(files) == before
+
+
+def test_a_hand_edit_or_a_new_lock_bypasses_the_stamps(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = three_agents(project, with_global=False)
+    assert project.sync().code == 0
+    files[1].write_bytes(files[1].read_bytes().replace(b"Team notes", b"edited"))
+    result = project.sync("--check")
+    assert result.code == 1 and "agents/b/agent.yaml" in result.err
+    assert project.sync().code == 0
+    assert b"Team notes" in files[1].read_bytes()
+    project.manifest(SERVERS["notes"], AGENT_TARGET)  # files dropped
+    project.lock()
+    assert project.sync().code == 0
+    assert all(b"name: files" not in f.read_bytes() for f in files)
+
+
+def test_corrupt_stamps_are_ignored(project: Project) -> None:
+    files = three_agents(project, with_global=False)
+    assert project.sync().code == 0
+    (stamps,) = (project.state / "stamps").iterdir()
+    stamps.write_text('{"version": 1, "files": {"x": 5}}')
+    files[0].write_text("name: a\n")
+    assert project.sync().code == 0
+    assert b"name: notes" in files[0].read_bytes()
+    stamps.write_text("garbage")
+    assert project.sync("--check").code == 0
