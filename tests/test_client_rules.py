@@ -571,3 +571,19 @@ def test_nothing_to_write_creates_no_file(project: Project) -> None:
     result = project.sync()
     assert result.code == 0, result.text
     assert not project.path(".cursor").exists() and not project.path(".codex").exists()
+
+
+def test_codex_keeps_an_env_value_the_user_filled_in(project: Project) -> None:
+    project.setup(["postgres"], target("codex"))
+    path = project.path(".codex/config.toml")
+    text = path.read_text(encoding="utf-8").replace(
+        'env_vars = ["PGHOST", "PGPASSWORD"]',
+        'env_vars = ["PGHOST", "PGPASSWORD"]\nenv = { PGHOST = "db.internal" }  # mine',
+    )
+    path.write_text(text, encoding="utf-8")
+    age([path])
+    before = snapshot([path])
+    result = project.sync("--json")
+    assert result.code == 0
+    assert result.json()["missing_env"] == ["PGPASSWORD"]
+    assert snapshot([path]) == before

@@ -195,8 +195,8 @@ def keep_filled(entry: dict[str, Any], existing: Any, missing: list[str]) -> lis
     way besides exporting it. sync must not wipe it (nor call the entry changed for it).
     """
     old_env = existing.get("env") if isinstance(existing, dict) else None
-    if not isinstance(old_env, dict):
-        return list(missing)
+    if not isinstance(old_env, dict) or "command" not in entry:
+        return list(missing)  # a url entry has no environment to fill
     still: list[str] = []
     for name in missing:
         value = old_env.get(name)
