@@ -121,14 +121,14 @@ class Renderer:
             )
         return self.text(launch.command, "command")
 
-    def stdio(self, *, env: bool = True) -> dict[str, Any]:
+    def stdio(self) -> dict[str, Any]:
         """command, args (always, some clients require it), env (when there is any)."""
         launch = self.server.launch
         out: dict[str, Any] = {
             "command": self.command(),
             "args": [self.text(a, "arguments") for a in launch.args],
         }
-        values = self.env(launch.env) if env else {}
+        values = self.env(launch.env)
         if values:
             out["env"] = values
         return out
