@@ -104,7 +104,7 @@ class AgentTarget:
 
     def _files(self, ctx: SyncContext) -> list[Path]:
         pattern = self.spec.path or "agent.yaml"
-        found = sorted(p for p in ctx.root.glob(pattern) if p.is_file())
+        found = _glob(ctx.resolve(pattern))
         if not found:
             raise InputError(
                 f"No agent.yaml found for target {label(self.spec)}: '{pattern}' matches "
@@ -112,6 +112,17 @@ class AgentTarget:
                 hint="fix `path` in mcp.toml (a glob relative to mcp.toml)",
             )
         return found
+
+
+def _glob(pattern: Path) -> list[Path]:
+    """Files matching an absolute glob: Path.glob takes only relative patterns, so glob the
+    part from the first wildcard on under the fixed directory before it."""
+    parts = pattern.parts
+    first = next((i for i, part in enumerate(parts) if any(c in part for c in "*?[")), None)
+    if first is None:
+        return [pattern] if pattern.is_file() else []
+    base, rest = Path(*parts[:first]), str(Path(*parts[first:]))
+    return sorted(p for p in base.glob(rest) if p.is_file())
 
 
 def _edit_tools(text: str, path: Path, entries: dict[str, dict[str, Any]]) -> str:
