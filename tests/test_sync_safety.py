@@ -169,6 +169,26 @@ def test_glob_matching_nothing_is_an_error(project: Project) -> None:
     assert "hint: fix `path` in mcp.toml" in result.err
 
 
+@pytest.mark.parametrize("kind", ["absolute", "home", "parent", "recursive"])
+def test_agent_paths_outside_the_project_and_recursive_globs(project: Project, kind: str) -> None:
+    outside = project.home / "agents" / "deep" / "x" / "agent.yaml"
+    outside.parent.mkdir(parents=True)
+    outside.write_text("name: x\n")
+    pattern = {
+        "absolute": str(outside),
+        "home": "~/agents/*/x/agent.yaml",
+        "parent": "../home/agents/deep/x/agent.yaml",
+        "recursive": str(project.home / "agents" / "**" / "agent.yaml"),
+    }[kind]
+    project.manifest(
+        SERVERS["notes"], f'[[targets]]\nkind = "holodeck-agent"\npath = "{pattern}"\n'
+    )
+    project.lock()
+    result = project.sync()
+    assert result.code == 0, result.text
+    assert b"name: notes" in outside.read_bytes()
+
+
 def test_two_targets_writing_one_file_is_an_error(project: Project) -> None:
     project.write("agents/a/agent.yaml", "name: a\n")
     project.manifest(
