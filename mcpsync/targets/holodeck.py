@@ -18,6 +18,7 @@ from mcpsync.fsutil import real_target
 from mcpsync.lockfile import LockedServer
 from mcpsync.manifest import TargetSpec
 from mcpsync.targets.base import (
+    REFERENCE_RE,
     FileChange,
     SyncContext,
     label,
@@ -36,7 +37,7 @@ def render_entry(name: str, server: LockedServer, where: str) -> dict[str, Any]:
     launch = server.launch
     entry: dict[str, Any] = {
         "name": name,
-        "description": server.description or server.name or server.alias,
+        "description": _literal(server.description or server.name or server.alias),
         "type": "mcp",
         "transport": TRANSPORTS[launch.transport],
     }
@@ -57,6 +58,13 @@ def render_entry(name: str, server: LockedServer, where: str) -> dict[str, Any]:
     if server.name:
         entry["registry_name"] = server.name
     return entry
+
+
+def _literal(text: str) -> str:
+    """Free text with `${NAME}` defused: HoloDeck substitutes every ${NAME} in the file's raw
+    text at load and fails when NAME is unset, so one in a registry description would break
+    every load of the agent."""
+    return REFERENCE_RE.sub(r"$ {\1}", text)
 
 
 def _stdio(server: LockedServer, where: str) -> dict[str, Any]:
