@@ -277,3 +277,33 @@ def test_duplicate_global_name_breaks_every_holodeck_load_so_sync_never_writes_o
     assert result.code == 2
     assert "entry 'search' belongs to you" in result.err
     assert global_file.read_bytes() == before
+
+
+def test_reference_in_a_registry_description_does_not_break_loads(project: Project) -> None:
+    # HoloDeck substitutes ${NAME} anywhere in the raw text; a description is not a reference
+    from registry_stub import make_item, npm_package
+
+    project.registry(
+        [
+            make_item(
+                "io.github.acme/odd",
+                "1.0.0",
+                is_latest=True,
+                description="Set ${ODD_API_KEY} before use",
+                packages=[npm_package("@acme/odd", "1.0.0")],
+            )
+        ]
+    )
+    project.write(
+        "agents/a/agent.yaml",
+        "name: a\nmodel: {provider: openai, name: x}\ninstructions: {inline: hi}\n",
+    )
+    project.manifest(
+        '[servers.odd]\nname = "io.github.acme/odd"\n',
+        '[[targets]]\nkind = "holodeck-agent"\npath = "agents/*/agent.yaml"\n',
+    )
+    project.lock()
+    assert project.sync().code == 0
+    agent = holodeck_load(project, "agents/a/agent.yaml")["agents/a/agent.yaml"]
+    assert agent["ok"], agent.get("error")
+    assert agent["tools"][0]["description"] == "Set $ {ODD_API_KEY} before use"
