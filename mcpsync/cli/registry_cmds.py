@@ -71,7 +71,7 @@ def show(ctx: Context, spec: str, as_json: bool) -> int:
         registry.close()
     data = {
         **_summary(entry),
-        "versions": [e.version for e in entries],
+        "versions": _newest_first(entries),
         "latest": next((e.version for e in entries if e.is_latest), None),
         "packages": entry.server.get("packages") or [],
         "remotes": entry.server.get("remotes") or [],
@@ -81,6 +81,17 @@ def show(ctx: Context, spec: str, as_json: bool) -> int:
     else:
         _print_show(data)
     return 0
+
+
+def _newest_first(entries: list[ServerEntry]) -> list[str]:
+    """Versions by the registry's order, highest first (the API lists them by publish time);
+    versions with no place in the order ("auto") follow, as listed."""
+    from mcpsync.versions import version_key
+
+    names = [e.version for e in entries]
+    ordered = [v for v in names if version_key(v) is not None]
+    ordered.sort(key=lambda v: version_key(v) or (), reverse=True)
+    return ordered + [v for v in names if version_key(v) is None]
 
 
 def _latest(entries: list[ServerEntry]) -> ServerEntry:
