@@ -115,6 +115,17 @@ def assert_clean_failure(result: Result, code: int, *needles: str) -> str:
     return lines[0]
 
 
+def fast_retries(monkeypatch: Any) -> None:
+    """Keep HttpRegistry's retry count but make its backoff milliseconds, so a persistent
+    fault fails fast (pass pytest's `monkeypatch`)."""
+    from mcpsync.registry.http import HttpRegistry
+
+    defaults = HttpRegistry.__init__.__kwdefaults__
+    assert defaults is not None and "backoff" in defaults and "max_backoff" in defaults
+    monkeypatch.setitem(defaults, "backoff", 0.005)
+    monkeypatch.setitem(defaults, "max_backoff", 0.02)
+
+
 # --- projects -------------------------------------------------------------------------------
 
 

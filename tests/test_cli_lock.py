@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import cli_helpers
 import pytest
 from cli_helpers import (
     age,
@@ -53,12 +54,7 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture
 def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     """Same number of retries, millisecond backoff: persistent faults fail in well under 1 s."""
-    from mcpsync.registry.http import HttpRegistry
-
-    defaults = HttpRegistry.__init__.__kwdefaults__
-    assert defaults is not None and "backoff" in defaults and "max_backoff" in defaults
-    monkeypatch.setitem(defaults, "backoff", 0.005)
-    monkeypatch.setitem(defaults, "max_backoff", 0.02)
+    cli_helpers.fast_retries(monkeypatch)
 
 
 def lock(stub_url: str, root: Path, *args: str, timeout: str = "2") -> Any:
