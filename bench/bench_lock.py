@@ -1,0 +1,198 @@
+"""`mcpsync lock` of many servers against the registry stand-in with per-request latency:
+cold (no mcp.lock) vs the sequential floor, and the no-op relock (requests made, time).
+Prints figures (medians of several runs); never fails on a missed target.
+
+    python bench/bench_lock.py [--servers 100] [--latency 0.05] [--runs 5]
+
+Each lock runs `mcpsync` as a fresh process, so times include Python start-up and imports.
+The stand-in as shipped leaves Nagle's algorithm on, which stalls every keep-alive answer
+(headers and body go out as two writes) for the client's delayed ACK, ~40 ms on Linux; real
+HTTP servers (Go's net/http, which the registry runs) set TCP_NODELAY. Both are measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+
+import registry_stub  # noqa: E402  (the stand-in lives with the tests)
+from registry_stub import RegistryStub, make_item, npm_package  # noqa: E402
+
+TARGET_COLD_S = 0.6
+TARGET_NOOP_REQUESTS = 0
+RESOLVED = re.compile(r"Resolved (\d+) servers? in (\d+)ms")
+
+
+def catalog(count: int) -> tuple[list[dict[str, Any]], str]:
+    """`count` servers with three versions each (npm and pypi), and an mcp.toml using them
+    with a mix of constraints."""
+    items: list[dict[str, Any]] = []
+    toml: list[str] = []
+    constraints = ["^1", "*", "latest", "~1.1", ">=1.0,<2"]
+    for i in range(count):
+        name = f"io.github.bench/server-{i:03d}"
+        for day, version in enumerate(["1.0.0", "1.1.0", "2.0.0-beta.1"]):
+            if i % 2:
+                package = {
+                    "registryType": "pypi",
+                    "identifier": f"bench-server-{i:03d}",
+                    "version": version,
+                    "transport": {"type": "stdio"},
+                }
+            else:
+                package = npm_package(f"@bench/server-{i:03d}", version)
+            items.append(
+                make_item(
+                    name,
+                    version,
+                    is_latest=version == "1.1.0",
+                    published_at=f"2025-06-{day + 1:02d}T12:00:00Z",
+                    packages=[package],
+                )
+            )
+        constraint = constraints[i % len(constraints)]
+        toml.append(f'[servers.s{i:03d}]\nname = "{name}"\nversion = "{constraint}"\n')
+    return items, "\n".join(toml)
+
+
+def mcpsync_command() -> list[str]:
+    script = Path(sys.executable).with_name("mcpsync")
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "mcpsync"]
+
+
+def child_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSYNC_")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode is cached
+    return env
+
+
+@dataclass
+class Run:
+    wall_s: float
+    inner_ms: int  # what `lock` itself reports: "Resolved N servers in Xms"
+    requests: int
+
+
+# `mcpsync` in a Python where `import trio` fails, as in a clean install: httpcore imports trio
+# when it is there (here it may be, installed on its own), which costs ~60-80 ms.
+WITHOUT_TRIO = [
+    sys.executable,
+    "-c",
+    "import sys; sys.modules['trio'] = None\nfrom mcpsync.cli.main import main\nmain()",
+]
+
+
+def trio_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("trio") is not None
+
+
+def lock_once(
+    stub: RegistryStub, root: Path, env: dict[str, str], command: Sequence[str] = ()
+) -> Run:
+    stub.reset_counts()
+    started = time.perf_counter()
+    done = subprocess.run(
+        [*(command or mcpsync_command()), "--registry", stub.url, "-C", str(root), "lock"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"lock failed ({done.returncode}):\n{done.stderr}")
+    match = RESOLVED.search(done.stderr)
+    return Run(wall, int(match.group(2)) if match else -1, stub.request_count)
+
+
+def measure(
+    items: list[dict[str, Any]],
+    toml: str,
+    latency: float,
+    runs: int,
+    nodelay: bool,
+    command: Sequence[str] = (),
+) -> tuple[list[Run], list[Run], bool]:
+    registry_stub._Handler.disable_nagle_algorithm = nodelay  # type: ignore[attr-defined]
+    env = child_env()
+    with RegistryStub(items) as stub, tempfile.TemporaryDirectory() as tmp:
+        stub.faults.latency = latency
+        root = Path(tmp)
+        (root / "mcp.toml").write_text(toml, encoding="utf-8")
+        lock_once(stub, root, env, command)  # warm-up: bytecode caches, the stand-in's threads
+        cold = []
+        for _ in range(runs):
+            (root / "mcp.lock").unlink()
+            cold.append(lock_once(stub, root, env, command))
+        before = (root / "mcp.lock").stat().st_mtime_ns
+        noop = [lock_once(stub, root, env, command) for _ in range(runs)]
+        untouched = (root / "mcp.lock").stat().st_mtime_ns == before
+    return cold, noop, untouched
+
+
+def report(label: str, cold: list[Run], noop: list[Run], untouched: bool, floor: float) -> None:
+    wall = statistics.median(r.wall_s for r in cold)
+    inner = statistics.median(r.inner_ms for r in cold)
+    print(f"\n[{label}]")
+    print(
+        f"cold lock     {wall:6.3f} s wall median (min {min(r.wall_s for r in cold):.3f}), "
+        f"{inner / 1000:.3f} s inside `lock`, {statistics.median(r.requests for r in cold):.0f}"
+        f" requests"
+    )
+    print(f"              {floor / wall:5.1f}x faster than the sequential floor ({floor:.2f} s)")
+    verdict = "met" if wall <= TARGET_COLD_S else "MISSED"
+    print(f"              target <= {TARGET_COLD_S} s (wall, process included): {verdict}")
+    noop_wall = statistics.median(r.wall_s for r in noop)
+    requests = max(r.requests for r in noop)
+    print(
+        f"no-op lock    {noop_wall:6.3f} s wall median, {requests} requests "
+        f"(target {TARGET_NOOP_REQUESTS}: {'met' if requests == 0 else 'MISSED'}), "
+        f"mcp.lock {'untouched' if untouched else 'REWRITTEN'}"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--servers", type=int, default=100)
+    parser.add_argument("--latency", type=float, default=0.05, help="seconds per request")
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args(argv)
+    items, toml = catalog(args.servers)
+    floor = args.servers * args.latency
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(
+        f"{args.servers} servers, {args.latency * 1000:.0f} ms a request, {args.runs} runs; "
+        f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {load:.2f}"
+    )
+    shipped = bool(getattr(registry_stub._Handler, "disable_nagle_algorithm", False))
+    modes = [(shipped, "stand-in as shipped" + (" (TCP_NODELAY)" if shipped else ""))]
+    if not shipped:
+        modes.append((True, "stand-in with TCP_NODELAY, as real HTTP servers"))
+    for nodelay, label in modes:
+        cold, noop, untouched = measure(items, toml, args.latency, args.runs, nodelay)
+        report(label, cold, noop, untouched, floor)
+    if trio_installed():  # what a clean install (no trio) would see, with TCP_NODELAY
+        cold, noop, untouched = measure(items, toml, args.latency, args.runs, True, WITHOUT_TRIO)
+        report(
+            "TCP_NODELAY, and no trio to import, as a clean install", cold, noop, untouched, floor
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
