@@ -299,3 +299,17 @@ def test_check_another_registry_is_stale(stub: RegistryStub, project: Path) -> N
 def test_check_bad_manifest_is_2(project: Path) -> None:
     (project / "mcp.toml").write_text("[servers.a]\nnope = 1\n")
     assert_clean_failure(check(project), 2, "mcp.toml", "server 'a'")
+
+
+def test_progress_line_only_on_a_terminal(
+    stub: RegistryStub, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    quiet = lock(stub.url, project)
+    assert not any(line.startswith("Resolving") for line in quiet.err_lines)
+    (project / "mcp.lock").unlink()
+    import mcpsync.cli.lock_cmd
+
+    monkeypatch.setattr(mcpsync.cli.lock_cmd, "stderr_is_tty", lambda: True)
+    shown = lock(stub.url, project)
+    assert shown.err_lines[0] == f"Resolving 3 servers from {stub.url} …"
+    assert shown.err_lines[1].startswith("Resolved 3 servers in ")
