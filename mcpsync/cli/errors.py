@@ -24,7 +24,7 @@ def invoke(group: click.Group, argv: Sequence[str]) -> int:
         return 130
     except click.ClickException as exc:
         exc.show()
-        return 2 if exc.exit_code == 2 else exc.exit_code
+        return 2  # bad usage or input; click's own code 1 would read as "a check failed"
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except KeyboardInterrupt:
