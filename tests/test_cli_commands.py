@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 from cli_helpers import (
     REPO,
@@ -510,3 +511,31 @@ def test_console_script(tmp_path: Path) -> None:
     )
     assert done.returncode in (0, 1), done.stderr
     assert "fresh" in json.loads(done.stdout)
+
+
+@click.command()
+def boom_click() -> None:
+    raise click.FileError("x.json", "cannot read it")  # click's own exit code: 1
+
+
+@click.command()
+def boom_bug() -> None:
+    raise RuntimeError("surprise")
+
+
+@pytest.mark.parametrize(
+    ("command", "code", "needle"),
+    [
+        ("boom_click", 2, "x.json"),
+        ("boom_bug", 70, "RuntimeError: surprise"),
+    ],
+)
+def test_exceptions_map_to_exit_codes(
+    monkeypatch: pytest.MonkeyPatch, command: str, code: int, needle: str
+) -> None:
+    from mcpsync.cli import main
+
+    monkeypatch.setitem(main.COMMANDS, "boom", f"{__name__}:{command}")
+    result = run_cli("boom")
+    assert result.code == code, str(result)
+    assert needle in result.err and "Traceback" not in result.err
