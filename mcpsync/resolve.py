@@ -26,7 +26,7 @@ class Change:
             return f"Updated {self.alias} {self.old or '(custom)'} -> {self.new or '(custom)'}"
         version = self.old if self.action == "Removed" else self.new
         line = f"{self.action} {self.alias}" + (f" {version}" if version else "")
-        return line + " (launch changed)" if self.action == "Changed" else line
+        return line + " (launch inputs)" if self.action == "Changed" else line
 
 
 @dataclass(frozen=True)

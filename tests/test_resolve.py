@@ -112,7 +112,7 @@ CASES = [
         "args-changed-keeps-pin-new-launch",
         edit("a", args=["--verbose"]),
         {"a": "1.1.0", "b": "1.1.0"},
-        ["Changed a 1.1.0 (launch changed)"],
+        ["Changed a 1.1.0 (launch inputs)"],
         {A},
     ),
     Case("server-removed", {"a": BEFORE["a"]}, {"a": "1.1.0"}, ["Removed b 1.1.0"], set()),
@@ -340,7 +340,7 @@ def test_changes_are_sorted_by_alias_and_say_what_moved() -> None:
         "Added a 0.1.0",
         "Updated b 1.0.0 -> 1.1.0",
         "Removed c 1.0.0",
-        "Changed d 1.0.0 (launch changed)",
+        "Changed d 1.0.0 (launch inputs)",
     ]
 
 
@@ -348,7 +348,7 @@ def test_changes_for_custom_servers_have_no_version_words() -> None:
     old = Lock((locked("x", None, "a"), locked("y", None)))
     new = Lock((locked("x", None, "b"), locked("y", "1.0.0"), locked("z", None)))
     assert [c.render() for c in changes(old, new)] == [
-        "Changed x (launch changed)",
+        "Changed x (launch inputs)",
         "Updated y (custom) -> 1.0.0",
         "Added z",
     ]
