@@ -399,6 +399,7 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, so the client's connection pool is exercised
+    disable_nagle_algorithm = True  # as real servers do: no 40 ms delayed-ACK stall per answer
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:

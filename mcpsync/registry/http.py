@@ -12,6 +12,7 @@ import email.utils
 import json
 import random
 import re
+import ssl
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -90,6 +91,7 @@ class HttpRegistry:
             headers={"User-Agent": f"mcpsync/{__version__}", "Accept": "application/json"},
             follow_redirects=True,
             transport=transport,
+            verify=_tls_for(url),
         )
 
     # --- the Registry protocol --------------------------------------------------------------
@@ -380,3 +382,12 @@ def _detail(body: bytes) -> str:
 
 def _text(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
+
+
+def _tls_for(url: str) -> ssl.SSLContext | bool:
+    """Certificate checks as usual for https; for a plain-http registry (a local stand-in or
+    mirror) skip loading the CA bundle, which costs 25-70 ms of start-up: a context with no
+    trusted CAs still refuses any https redirect rather than trusting it."""
+    if url.startswith("http://"):
+        return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    return True
