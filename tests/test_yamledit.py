@@ -241,7 +241,9 @@ def test_flow_list_appends_and_empties() -> None:
     assert edit("tools: [{name: a}, {type: mcp}]\n", []) == "tools: [{name: a}]\n"
     # an emptied list loses its trailing comma: `[,]` is not YAML
     assert edit("tools: [\n  {type: mcp},\n]\n", []) == "tools: []\n"
-    assert edit("tools: [{type: mcp}, # c\n]\n", []) == "tools: [ # c\n]\n"
+    # the comment on the removed item's line goes with it, as in block lists
+    assert edit("tools: [{type: mcp}, # c\n]\n", []) == "tools: []\n"
+    assert edit("tools: [ # c\n  {type: mcp},\n]\n", []) == "tools: [ # c\n]\n"
 
 
 def test_flow_list_multi_line_with_comments_and_trailing_comma() -> None:
@@ -267,6 +269,98 @@ def test_flow_list_multi_line_with_comments_and_trailing_comma() -> None:
 def test_flow_list_last_item_removed_keeps_trailing_comma_layout() -> None:
     text = "tools: [\n  {name: a},\n  {name: old, type: mcp},\n]\n"
     assert edit(text, []) == "tools: [\n  {name: a},\n]\n"
+
+
+def test_flow_list_removed_last_item_keeps_the_comment_before_it() -> None:
+    text = "tools: [\n  {name: f, type: function},\n  # c\n  {name: old, type: mcp}\n]\n"
+    assert edit(text, []) == "tools: [\n  {name: f, type: function}\n  # c\n]\n"
+    assert edit(text) == "tools: [\n  {name: f, type: function},\n  # c\n  " + FS_FLOW + "\n]\n"
+    crlf = text.replace("\n", "\r\n")
+    assert edit(crlf, []) == "tools: [\r\n  {name: f, type: function}\r\n  # c\r\n]\r\n"
+
+
+def test_flow_list_removed_item_takes_its_own_comment_and_leaves_the_others() -> None:
+    # As in block lists: comment lines stay, a removed item's comment on its line goes.
+    text = (
+        "tools: [  # list\n"
+        "  # about old\n"
+        "  {name: old, type: mcp},  # old's\n"
+        "  # about a\n"
+        "  {name: a},  # a's\n"
+        "  {name: m, type: mcp},  # m's\n"
+        "  # about b\n"
+        "  {name: b},\n"
+        "  {name: n, type: mcp},  # n's\n"
+        "  # closing\n"
+        "]\n"
+    )
+    assert edit(text, []) == (
+        "tools: [  # list\n"
+        "  # about old\n"
+        "  # about a\n"
+        "  {name: a},  # a's\n"
+        "  # about b\n"
+        "  {name: b},\n"
+        "  # closing\n"
+        "]\n"
+    )
+    assert edit(text) == (
+        "tools: [  # list\n"
+        "  # about old\n"
+        "  " + FS_FLOW + ",\n"
+        "  # about a\n"
+        "  {name: a},  # a's\n"
+        "  # about b\n"
+        "  {name: b},\n"
+        "  # closing\n"
+        "]\n"
+    )
+
+
+def test_flow_list_last_kept_item_keeps_its_own_comment() -> None:
+    text = "tools: [\n  {name: a},  # a\n  {name: old, type: mcp}  # old\n]\n"
+    assert edit(text, []) == "tools: [\n  {name: a}  # a\n]\n"
+    assert edit("tools: [{name: a}, {name: old, type: mcp}, ]\n", []) == "tools: [{name: a}, ]\n"
+    assert edit("tools: [{name: a},\n  {name: old, type: mcp}]\n", []) == "tools: [{name: a}]\n"
+
+
+def test_flow_list_items_appended_after_a_comment_leave_it_to_its_item() -> None:
+    text = "tools: [\n  {name: a},  # a\n]\n"
+    once = edit(text)
+    assert once == "tools: [\n  {name: a},  # a\n  " + FS_FLOW + ",\n]\n"
+    assert edit(once) is once  # the comment did not travel with the new item
+    assert edit(once, []) == text
+
+
+def test_flow_list_emptied_keeps_its_comment_lines() -> None:
+    text = "tools: [  # list\n  # first\n  {type: mcp},  # m\n  # last\n]\n"
+    assert edit(text, []) == "tools: [  # list\n  # first\n  # last\n]\n"
+
+
+@pytest.mark.parametrize("comma", [",", ""])
+@pytest.mark.parametrize("managed", list(itertools.product([False, True], repeat=4)))
+def test_flow_list_comment_lines_survive_any_removal(comma: str, managed: tuple[bool, ...]) -> None:
+    items = [{"name": f"i{k}", "type": "mcp" if m else "function"} for k, m in enumerate(managed)]
+    lines = []
+    for k, item in enumerate(items):
+        sep = "," if k < len(items) - 1 else comma
+        lines += [
+            f"  # about i{k}",
+            f"  {{name: {item['name']}, type: {item['type']}}}{sep}  # i{k}",
+        ]
+    text = "tools: [\n" + "".join(line + "\n" for line in lines) + "  # end\n]\nx: 1\n"
+    for new in ([], [FS]):
+        out = edit(text, new)
+        kept = [item for item in items if item["type"] != "mcp"]
+        expected = kept[:]
+        if new:
+            at = managed.index(True) if any(managed) else len(items)
+            expected.insert(sum(1 for m in managed[:at] if not m), FS)
+        assert load(out, path="x") == {"tools": expected, "x": 1}
+        for k, m in enumerate(managed):
+            assert f"  # about i{k}\n" in out
+            assert (f"  # i{k}\n" in out) is not m
+        assert out.endswith("  # end\n]\nx: 1\n")
 
 
 # --------------------------------------------------------------------------- no list yet
@@ -399,6 +493,8 @@ IDEMPOTENCE_DOCS = [
     "tools:\n  - {name: m1, type: mcp}\n  # about f\n  - {name: f}\n  - {name: m2, type: mcp}\n",
     "tools: [ {name: f}, {name: m, type: mcp}, {name: g} ]\n",
     "tools: [\n  {name: m, type: mcp},  # c\n  {name: f},\n]\n",
+    "tools: [  # list\n  # about m\n  {name: m, type: mcp},  # m\n\n  # end\n]\n",
+    "tools: [{name: f},  # f\n  {name: m, type: mcp}, {name: g}  # g\n]\n",
     "a: 1\r\ntools:\r\n- name: m\r\n  type: mcp\r\n",
     "tools: ~",
     "\ufeffname: x\ntools:\n    -   name: f\n        type: function",

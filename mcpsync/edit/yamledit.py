@@ -43,7 +43,8 @@ _YAML11_BOOLS = frozenset({"y", "n"})  # YAML 1.1 booleans that PyYAML's resolve
 # Characters a double-quoted scalar must escape beyond JSON's own escapes: C1 controls, DEL,
 # the non-ASCII line breaks, BOM/non-characters and lone surrogates.
 _UNSAFE_IN_QUOTES = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
-_SEP_CLEAN = re.compile(r"[ \t\r\n]*,[ \t\r\n]*")
+# A separator new flow items can copy: its comma on the item's line, at most one line break.
+_SEP_CLEAN = re.compile(r"[ \t]*,(?:[ \t]*|\r?\n[ \t]*)")
 _DOCUMENT_END = re.compile(r"^\.\.\.(?=[ \t\r\n]|$)", re.MULTILINE)
 
 _Edit = tuple[int, int, str]  # replace body[start:end] with text
@@ -501,6 +502,11 @@ def _last_leaf_end(node: yaml.Node) -> int:
 
 
 # --- flow lists
+#
+# The text between two items (a gap) is split at its first line break: the head, on the
+# previous item's line, holds that item's comma and its own comment; the rest is whole lines
+# (comment or blank lines) and the indentation of what follows. As in block lists, a removed
+# item takes its head with it, and every comment line stays where it was.
 
 
 @dataclass(frozen=True)
@@ -513,8 +519,11 @@ class _FlowList:
     def item(self, body: str, i: int) -> str:
         return body[self.starts[i] : self.ends[i]]
 
-    def sep(self, body: str, i: int) -> str:
-        return body[self.ends[i] : self.starts[i + 1]]
+    def gap(self, body: str, i: int) -> str:
+        """The text after item i up to the next item, or to `]`; i = -1: the text after `[`."""
+        start = self.open if i < 0 else self.ends[i]
+        end = self.starts[i + 1] if i + 1 < len(self.starts) else self.close
+        return body[start:end]
 
 
 def _plan_flow(
@@ -524,42 +533,173 @@ def _plan_flow(
     new_items: Sequence[Mapping[str, Any]],
     path: str,
 ) -> list[_Edit]:
-    body = doc.body
-    flow = _flow_list(body, seq, path)
-    order = _final_order(len(flow.starts), removed, [_flow_mapping(i) for i in new_items])
-    joined = _flow_join(body, flow, order, _new_flow_sep(doc, flow, seq))
+    flow = _flow_list(doc.body, seq, path)
+    new = [_flow_mapping(i) for i in new_items]
+    join = _FlowJoin(doc, flow, _flow_indent(doc, flow, seq))
     if not flow.starts:  # `[ # comment ]`: keep what is inside, add the items after it
-        return [(flow.close, flow.close, joined)]
-    lead = body[flow.open : flow.starts[0]]
-    if not order:
-        rest = lead + _flow_tail(body, flow, keep_comma=False)
-        return [(flow.open, flow.close, rest if rest.strip() else "")]
-    return [(flow.open, flow.close, lead + joined + _flow_tail(body, flow, keep_comma=True))]
+        return [(flow.close, flow.close, join.new_sep([]).join(new))]
+    return [(flow.open, flow.close, join.join(removed, new))]
 
 
-def _final_order(n: int, removed: list[int], new: list[str]) -> list[int | str]:
-    """Indices of kept items and rendered new items, in their final order."""
-    gone = set(removed)
-    at = removed[0] if removed else n
-    before: list[int | str] = list(range(at))
-    return before + new + [i for i in range(at + 1, n) if i not in gone]
+_Part = str | Callable[[str], str]  # text, or text made from the new items' separator
 
 
-def _flow_join(body: str, flow: _FlowList, order: list[int | str], new_sep: str) -> str:
-    parts: list[str] = []
-    for k, element in enumerate(order):
-        if k:
-            parts.append(_flow_sep_after(body, flow, order[k - 1], new_sep))
-        parts.append(element if isinstance(element, str) else flow.item(body, element))
-    return "".join(parts)
+@dataclass(frozen=True)
+class _FlowJoin:
+    """The new text between `[` and `]`: kept items, new items and the gaps between them.
+
+    A second run, which removes the new items and writes them again, gives the same text.
+    """
+
+    doc: _Doc
+    flow: _FlowList
+    indent: str  # a line break and the indentation of a new item on a line of its own
+
+    def join(self, removed: list[int], new: list[str]) -> str:
+        body, flow, n = self.doc.body, self.flow, len(self.flow.starts)
+        gone = set(removed)
+        at = removed[0] if removed else n
+        parts: list[_Part] = []
+        kept_gaps: list[str] = []  # between two kept items: the file's own separators
+        last: int | None = None  # the last original item written; None: none yet, or a new one
+        gap = flow.gap(body, -1)  # the gap that followed it
+        skipped = False  # an item was removed since then
+        rests: list[str] = []  # the rests of the gaps of the items removed since then
+        for i in range(n):
+            if i == at and new:
+                # After the item before the first removed one, or `[`: its gap as it is.
+                parts += [gap, lambda sep: sep.join(new)]
+                last, skipped = None, True
+            if i in gone:
+                skipped = True
+                rests.append(_split_gap(flow.gap(body, i))[1])
+                continue
+            if last is None and parts:  # after new items
+                parts.append(functools.partial(_after_new, rests=rests))
+            else:
+                between = gap
+                if skipped:  # `[` or a kept item, then removed items
+                    head, rest = _split_gap(gap)
+                    head = _with_comma(head) if parts else head
+                    between = _merge(head, [rest, *rests], to_item=True)
+                parts.append(between)
+                if last is not None:
+                    kept_gaps.append(between)
+            parts.append(flow.item(body, i))
+            last, gap, skipped, rests = i, flow.gap(body, i), False, []
+        if not parts:  # every item removed, none added: keep the comment lines
+            head, rest = _split_gap(gap)
+            emptied = _merge(head, [rest, *rests], to_item=False)
+            return emptied if emptied.strip() else ""
+        if at == n and new:
+            parts += self._append(gap, new)
+        elif skipped:
+            parts.append(self._new_tail(last, gap, rests))
+        else:
+            parts.append(gap)  # the last item is kept: its gap to `]` as it is
+        sep = self.new_sep(kept_gaps)
+        return "".join(part if isinstance(part, str) else part(sep) for part in parts)
+
+    def new_sep(self, kept_gaps: list[str]) -> str:
+        """Between new items: the file's own separator between kept items, comments aside."""
+        for gap in kept_gaps:
+            if _SEP_CLEAN.fullmatch(gap):
+                return gap
+        if "\n" not in self.doc.body[self.flow.open : self.flow.close]:
+            return ", "
+        return "," + self.indent
+
+    def _append(self, tail: str, new: list[str]) -> list[_Part]:
+        """New items after the last one, which keeps its comment; the list keeps its end."""
+        head, rest = _split_gap(tail)
+        end = _merge(_without_comment(head), [rest], to_item=False)
+        if "#" not in head:
+            return [lambda sep: sep + sep.join(new), end]
+        brk = "\r\n" if rest.startswith("\r") else "\n"
+        first = _with_comma(head) + brk + self.indent[len(self.doc.eol) :]
+        return [first, lambda sep: sep.join(new), end]
+
+    def _new_tail(self, last: int | None, gap: str, rests: list[str]) -> str:
+        """From the new last element to `]` when the last item was removed."""
+        tail = self.flow.gap(self.doc.body, len(self.flow.starts) - 1)
+        trailing_comma = _flow_comma(tail) >= 0  # the list's style, kept
+        if last is None:  # new items are last: the removed item's comma stays, its comment goes
+            head = _without_comment(_split_gap(tail)[0])
+            return _merge(_with_comma(head) if trailing_comma else head, rests, to_item=False)
+        head, rest = _split_gap(gap)
+        head = _with_comma(head) if trailing_comma else _without_comma(head)
+        return _merge(head, [rest, *rests], to_item=False)
 
 
-def _flow_sep_after(body: str, flow: _FlowList, prev: int | str, new_sep: str) -> str:
-    # A kept item brings the separator that followed it (its comment too); new items take
-    # the file's own separator.
-    if isinstance(prev, int) and prev + 1 < len(flow.starts):
-        return flow.sep(body, prev)
-    return new_sep
+def _after_new(sep: str, rests: list[str]) -> str:
+    """The gap after the new items: their separator, with what stays of the removed items'
+    gaps (comment lines, and the line break and indentation of what follows)."""
+    if not any(rests) or (not rests[-1] and not _has_lines(rests)):
+        return sep
+    return _merge(_split_gap(sep)[0], rests, to_item=True)
+
+
+def _split_gap(gap: str) -> tuple[str, str]:
+    """(head, rest): the gap's text on the previous item's line, and its line break onwards."""
+    brk = gap.find("\n")
+    if brk < 0:
+        return gap, ""
+    if brk and gap[brk - 1] == "\r":
+        brk -= 1
+    return gap[:brk], gap[brk:]
+
+
+def _merge(head: str, rests: list[str], to_item: bool) -> str:
+    """``head``, then the comment and blank lines of ``rests`` (the rests of gaps whose
+    items were removed) and the last one's indentation: the text before what follows."""
+    kept = [_rest_without_comma(r) for r in rests if r]
+    if not kept:
+        return head
+    lines = "".join(r[r.index("\n") + 1 : r.rindex("\n") + 1] for r in kept)
+    if "#" not in head:
+        if not lines and not rests[-1]:  # what follows sat on a removed item's line
+            return head + " " if to_item and head.endswith(",") else head
+        head = head.rstrip(" \t")
+    brk = "\r\n" if kept[0].startswith("\r") else "\n"
+    return head + brk + lines + kept[-1][kept[-1].rindex("\n") + 1 :]
+
+
+def _has_lines(rests: list[str]) -> bool:
+    """Whether the rests hold whole lines (comments, blank lines), not only line breaks."""
+    return any(_rest_without_comma(r).count("\n") > 1 for r in rests)
+
+
+def _with_comma(head: str) -> str:
+    return head if _flow_comma(head) >= 0 else "," + head
+
+
+def _without_comma(head: str) -> str:
+    """A head without its comma: only its comment, if it has one."""
+    comma = _flow_comma(head)
+    if comma >= 0:
+        head = head[:comma] + head[comma + 1 :]
+    if "#" not in head:
+        return ""
+    return head if head[0] in " \t" else " " + head
+
+
+def _without_comment(head: str) -> str:
+    return head[: head.index("#")].rstrip(" \t") if "#" in head else head
+
+
+def _rest_without_comma(rest: str) -> str:
+    """A rest whose comma (a list written `a\n, b`) goes with its item, and so does the line
+    it leaves blank."""
+    comma = _flow_comma(rest)
+    if comma < 0:
+        return rest
+    end = comma + 1
+    while end < len(rest) and rest[end] in " \t":
+        end += 1
+    line = rest.rfind("\n", 0, comma) + 1
+    if not rest[line:comma].strip(" \t") and rest[end : end + 1] in ("\r", "\n"):
+        return rest[:line] + rest[rest.index("\n", end) + 1 :]
+    return rest[:comma] + rest[end:]
 
 
 def _flow_list(body: str, seq: yaml.SequenceNode, path: str) -> _FlowList:
@@ -576,15 +716,8 @@ def _flow_list(body: str, seq: yaml.SequenceNode, path: str) -> _FlowList:
     )
 
 
-def _flow_tail(body: str, flow: _FlowList, keep_comma: bool) -> str:
-    tail = body[flow.ends[-1] : flow.close]
-    comma = _flow_comma(tail)
-    # `[a, ]` emptied must not become `[, ]`.
-    return tail if keep_comma or comma < 0 else tail[:comma] + tail[comma + 1 :]
-
-
 def _flow_comma(tail: str) -> int:
-    """Index of the trailing comma in the text between the last item and `]`, or -1."""
+    """Index of the comma in the text between two items (or an item and `]`), or -1."""
     pos = 0
     while pos < len(tail):
         if tail[pos] == ",":
@@ -597,19 +730,14 @@ def _flow_comma(tail: str) -> int:
     return -1
 
 
-def _new_flow_sep(doc: _Doc, flow: _FlowList, seq: yaml.SequenceNode) -> str:
+def _flow_indent(doc: _Doc, flow: _FlowList, seq: yaml.SequenceNode) -> str:
+    """A line break and the indentation for an item on a line of its own."""
     body = doc.body
-    for i in range(len(flow.starts) - 1):
-        sep = flow.sep(body, i)
-        if _SEP_CLEAN.fullmatch(sep):
-            return sep  # the file's own separator, comments aside
-    if "\n" not in body[flow.open : flow.close]:
-        return ", "
     if flow.starts and not body[_line_start(body, flow.starts[0]) : flow.starts[0]].strip():
         indent = _column(body, flow.starts[0])
     else:
         indent = _column(body, seq.start_mark.index) + 2
-    return "," + doc.eol + " " * indent
+    return doc.eol + " " * indent
 
 
 # --------------------------------------------------------------------------- rendering
