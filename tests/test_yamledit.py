@@ -206,7 +206,36 @@ def test_block_scalar_and_dash_comment_items_are_removed_whole() -> None:
         "  # belongs to f\n"
         "  - name: f\n"
     )
-    assert edit(text) == "tools:\n" + FS_BLOCK + "  # belongs to f\n  - name: f\n"
+    assert edit(text) == "tools:\n" + FS_BLOCK + "\n  # belongs to f\n  - name: f\n"
+
+
+@pytest.mark.parametrize("indicator", [">", "|", ">-", "|+", "|2"])
+def test_blank_lines_after_a_removed_block_scalar_stay(indicator: str) -> None:
+    text = (
+        "tools:\n"
+        "  - name: f\n"
+        "\n"
+        "  - name: old\n"
+        "    type: mcp\n"
+        f"    description: {indicator}\n"
+        "      folded\n"
+        "      text\n"
+        "\n"
+        "\n"
+        "  - name: g\n"
+        "model: x\n"
+    )
+    kept = "tools:\n  - name: f\n\n"
+    rest = "\n\n  - name: g\nmodel: x\n"
+    assert edit(text, []) == kept + rest
+    assert edit(text) == kept + FS_BLOCK + rest
+    last = text.replace("  - name: g\n", "")
+    assert edit(last, []) == kept + "\n\nmodel: x\n"
+
+
+def test_blank_line_after_an_empty_block_scalar_stays() -> None:
+    text = "tools:\n  - name: old\n    type: mcp\n    d: |\n\n  - name: f\n"
+    assert edit(text) == "tools:\n" + FS_BLOCK + "\n  - name: f\n"
 
 
 def test_merge_key_on_the_last_line_goes_with_its_item() -> None:
@@ -584,7 +613,7 @@ def _managed(indent: str, eol: str, variant: int) -> str:
         [f"{indent}- name: old  # c", f"{indent}  type: mcp", f"{indent}  env: {{A: b}}  # t"],
         [f"{indent}- {{name: old, type: mcp}}"],
         [f"{indent}-", f"{indent}  name: old", f"{indent}  type: mcp", f"{indent}  d: |",
-         f"{indent}    # text", ""],
+         f"{indent}    # text"],
     ][variant]  # fmt: skip
     return "".join(line + eol for line in lines)
 
@@ -604,7 +633,8 @@ def test_every_byte_outside_the_removed_item_is_kept(
     before = _kept(indent, eol, "a") if where != "first" else ""
     after = _kept(indent, eol, "b") if where != "last" else ""
     tail = f"# end{eol}model: {{p: q}}{eol}"
-    prefix, suffix = head + before, after + tail
+    blank = eol if variant == 3 else ""  # after a block scalar: the file's, not the item's
+    prefix, suffix = head + before, blank + after + tail
     text = prefix + _managed(indent, eol, variant) + suffix
     out = edit(text)
     assert out.startswith(prefix)

@@ -471,7 +471,7 @@ def _item_end(body: str, node: yaml.Node, limit: int, dash_col: int) -> int:
     merge key, whose node carries the marks of its anchor), and so do comment lines right
     after it that are indented past the dash (`# option: x` under the item's keys).
     """
-    end = _line_end_from(body, _last_leaf_end(node))  # block scalars end at a line start
+    end = _line_end_from(body, _last_leaf_end(body, node))
     pos = end
     while pos < limit:
         nxt = _line_end_from(body, pos + 1)
@@ -490,7 +490,7 @@ def _belongs_to_item(line: str, follows: bool, dash_col: int) -> bool:
     return follows and len(line) - len(line.lstrip(" \t")) > dash_col
 
 
-def _last_leaf_end(node: yaml.Node) -> int:
+def _last_leaf_end(body: str, node: yaml.Node) -> int:
     # Block collections list their children in text order, so the last leaf is down the
     # last branch; scalars and flow collections have exact end marks.
     while isinstance(node, (yaml.SequenceNode, yaml.MappingNode)) and not node.flow_style:
@@ -498,7 +498,13 @@ def _last_leaf_end(node: yaml.Node) -> int:
             break
         last = node.value[-1]
         node = last[1] if isinstance(node, yaml.MappingNode) else last
-    return node.end_mark.index
+    end = node.end_mark.index
+    if isinstance(node, yaml.ScalarNode) and node.style in ("|", ">"):
+        # A block scalar's end mark is past the blank lines after it, which are the file's
+        # (only `|+` keeps them, and then as text of an item being removed anyway).
+        start = node.start_mark.index
+        end = start + len(body[start:end].rstrip(" \t\r\n"))
+    return end
 
 
 # --- flow lists
