@@ -249,6 +249,27 @@ def test_removing_every_item_leaves_an_empty_list() -> None:
     assert load(edit(text, []), path="x")["tools"] == []
 
 
+@pytest.mark.parametrize(
+    ("text", "emptied"),
+    [
+        ("tools: !!seq\n  - name: old\n    type: mcp\nx: 1\n", "tools: !!seq []\nx: 1\n"),
+        ("tools: &t !!seq  # mine\n  - {type: mcp}\n", "tools: &t !!seq []  # mine\n"),
+        ("tools: !!seq &t\n  - {type: mcp}\n", "tools: !!seq &t []\n"),
+        ("tools:\n  !!seq\n  - {type: mcp}\nb: 1\n", "tools:\n  !!seq []\nb: 1\n"),
+        (
+            "tools: !<tag:yaml.org,2002:seq>\n- {type: mcp}\n",
+            "tools: !<tag:yaml.org,2002:seq> []\n",
+        ),
+    ],
+)
+def test_a_tagged_list_emptied_keeps_its_tag(text: str, emptied: str) -> None:
+    assert edit(text, []) == emptied
+    assert load(emptied, path="x")["tools"] == []
+    # and filling it again writes a block list under the tag
+    at = emptied.index("\n", emptied.index(" []")) + 1
+    assert edit(emptied) == emptied[:at].replace(" []", "") + FS_BLOCK + emptied[at:]
+
+
 def test_tabs_in_comments_and_a_bom_are_kept() -> None:
     text = "\ufeff#\tsettings\ntools:  # a\tlist\n  - name: old  # x\ty\n    type: mcp\n"
     assert edit(text) == "\ufeff#\tsettings\ntools:  # a\tlist\n" + FS_BLOCK

@@ -286,8 +286,23 @@ class _Target:
         node = self.value
         if not isinstance(node, yaml.SequenceNode) or node.value:
             return False
-        inside = doc.body[node.start_mark.index : node.end_mark.index]
+        start = max(node.start_mark.index, _after_properties(doc.body, node))
+        inside = doc.body[start : node.end_mark.index]
         return inside.strip(" \t\r\n[]") == "" and inside.count("[") == 1
+
+
+def _after_properties(body: str, node: yaml.Node) -> int:
+    """The index after the node's anchor and tag (`&a !!seq`), or -1 if it has none."""
+    pos, end = node.start_mark.index, -1
+    while pos < len(body) and body[pos] in "!&":
+        while pos < len(body) and body[pos] not in " \t\r\n[{":
+            pos += 1
+        end = pos
+        while pos < len(body) and body[pos] in " \t\r\n#":  # separation, comments included
+            pos = body.find("\n", pos) if body[pos] == "#" else pos + 1
+            if pos < 0:
+                return end
+    return end
 
 
 def _is_key(node: yaml.Node, key: str) -> bool:
@@ -364,12 +379,15 @@ def _plan_fill(
         at = _document_end(doc)
         lead = eol if at and body[at - 1] != "\n" else ""
         return [(at, at, f"{lead}{_scalar(target.key)}:{eol}{block}")]
-    colon = _colon_end(body, target.key_node, target.key, path)
-    value_end = target.value.end_mark.index
+    value = target.value
+    cut = _colon_end(body, target.key_node, target.key, path)
+    if isinstance(value, yaml.SequenceNode):  # `[]`, maybe after an anchor or `!!seq`: keep them
+        cut = max(cut, _after_properties(body, value))
+    value_end = value.end_mark.index
     after = _line_end_from(body, value_end)
     lead = eol if after == len(body) and not body.endswith("\n") else ""
     # Drop ` ~` / ` []` but keep a comment that follows on the key's line.
-    return [(colon, value_end, ""), (after, after, lead + block)]
+    return [(cut, value_end, ""), (after, after, lead + block)]
 
 
 def _document_end(doc: _Doc) -> int:
@@ -456,9 +474,12 @@ def _plan_block(
         return [(end, end, lead + block)]
     edits = [(*items.span(i), block if i == removed[0] else "") for i in removed]
     if len(removed) == len(seq.value) and not new_items:
+        # An emptied list stays a list, not null: `[]` after the key, or after its anchor or
+        # tag (`tools: !!seq []`).
         assert target.key_node is not None
-        colon = _colon_end(doc.body, target.key_node, target.key, path)
-        edits.append((colon, colon, " []"))  # an emptied list stays a list, not null
+        at = _colon_end(doc.body, target.key_node, target.key, path)
+        at = max(at, _after_properties(doc.body, seq))
+        edits.append((at, at, " []"))
     return edits
 
 
