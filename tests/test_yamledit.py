@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 import pytest
@@ -18,12 +19,12 @@ def fs_block(dash: str = "  ", eol: str = "\n") -> str:
     """FS as a block item whose `-` sits after `dash`, keys two columns further."""
     keys = dash + "  "
     lines = [f"{dash}- name: fs", f"{keys}type: mcp", f"{keys}command: npx"]
-    lines.append(f'{keys}args: ["-y", "@scope/fs@1.2.3"]')
+    lines.append(f"{keys}args: ['-y', '@scope/fs@1.2.3']")
     return "".join(line + eol for line in lines)
 
 
 FS_BLOCK = fs_block()
-FS_FLOW = '{name: fs, type: mcp, command: npx, args: ["-y", "@scope/fs@1.2.3"]}'
+FS_FLOW = "{name: fs, type: mcp, command: npx, args: ['-y', '@scope/fs@1.2.3']}"
 GIT = {"name": "git", "type": "mcp", "command": "uvx", "args": ["mcp-server-git==1.0.0"]}
 GIT_BLOCK = "  - name: git\n    type: mcp\n    command: uvx\n    args: [mcp-server-git==1.0.0]\n"
 
@@ -155,7 +156,7 @@ def test_items_at_column_zero() -> None:
         "- name: fs\n"
         "  type: mcp\n"
         "  command: npx\n"
-        '  args: ["-y", "@scope/fs@1.2.3"]\n'
+        "  args: ['-y', '@scope/fs@1.2.3']\n"
         "- name: f\n"
         "  type: function\n"
     )
@@ -171,7 +172,7 @@ def test_four_space_mapping_inside_items() -> None:
         "    -   name: fs\n"
         "        type: mcp\n"
         "        env:\n"
-        '            TOKEN: "${TOKEN}"\n'
+        "            TOKEN: '${TOKEN}'\n"
     )
 
 
@@ -477,22 +478,87 @@ def test_tricky_strings_are_quoted_exactly() -> None:
         "tools:\n"
         "  - name: x\n"
         "    type: mcp\n"
-        '    description: "Files: read # write"\n'
-        '    args: ["-y", "@scope/x@1.0.0", "1.10", "yes", /workspace, a b]\n'
+        "    description: 'Files: read # write'\n"
+        "    args: ['-y', '@scope/x@1.0.0', '1.10', 'yes', /workspace, a b]\n"
         "    env:\n"
-        '      TOKEN: "${TOKEN}"\n'
-        '      "ON": "on"\n'
-        '      "N": "n"\n'
-        '      EMPTY: ""\n'
-        '      NUM: "8080"\n'
+        "      TOKEN: '${TOKEN}'\n"
+        "      'ON': 'on'\n"
+        "      'N': 'n'\n"
+        "      EMPTY: ''\n"
+        "      NUM: '8080'\n"
         "    headers:\n"
-        '      Authorization: "Bearer ${API_KEY}"\n'
+        "      Authorization: 'Bearer ${API_KEY}'\n"
         "    flags:\n"
         "      enabled: true\n"
         "      count: 3\n"
         "      none: null\n"
         "      list: []\n"
     )
+
+
+def test_strings_are_single_quoted_unless_they_need_escapes() -> None:
+    new = {
+        "name": "x",
+        "type": "mcp",
+        "env": {
+            "Q": "it's ${A}'s",
+            "DQ": 'say "hi" \\ C:\\path',
+            "TAB": "a\tb",
+            "NL": "${A}\nb",
+            "NEL": "a\x85b",
+        },
+    }
+    assert edit("", [new]) == (
+        "tools:\n"
+        "  - name: x\n"
+        "    type: mcp\n"
+        "    env:\n"
+        "      Q: 'it''s ${A}''s'\n"
+        "      DQ: 'say \"hi\" \\ C:\\path'\n"
+        '      TAB: "a\\tb"\n'
+        '      NL: "${A}\\nb"\n'
+        '      NEL: "a\\u0085b"\n'
+    )
+
+
+# What HoloDeck 0.7.1 does before it parses a file (holodeck/config/env_loader.py).
+def holodeck_substitute(text: str, env: dict[str, str]) -> str:
+    return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}", lambda m: env[m.group(1)], text)
+
+
+SECRETS = [
+    "a\tb",
+    'p"w',
+    "C:\\x\\y",
+    "\\u0041",
+    "a: b # c",
+    "[x], {y}",
+    " lead",
+    "&a *b !c",
+    "%",
+    "é😀",
+]
+
+
+@pytest.mark.parametrize("style", ["block", "flow"])
+@pytest.mark.parametrize("secret", SECRETS)
+def test_variable_values_survive_holodeck_substitution(style: str, secret: str) -> None:
+    new = {
+        "name": "x",
+        "type": "mcp",
+        "args": ["--token=${TOKEN}"],
+        "env": {"TOKEN": "${TOKEN}"},
+        "headers": {"Authorization": "Bearer ${TOKEN}"},
+    }
+    text = "tools:\n  - {name: a}\n" if style == "block" else "tools: [{name: a}]\n"
+    loaded = yaml.safe_load(holodeck_substitute(edit(text, [new]), {"TOKEN": secret}))
+    assert loaded["tools"][1] == {
+        "name": "x",
+        "type": "mcp",
+        "args": [f"--token={secret}"],
+        "env": {"TOKEN": secret},
+        "headers": {"Authorization": f"Bearer {secret}"},
+    }
 
 
 TRICKY = [

@@ -43,6 +43,9 @@ _YAML11_BOOLS = frozenset({"y", "n"})  # YAML 1.1 booleans that PyYAML's resolve
 # Characters a double-quoted scalar must escape beyond JSON's own escapes: C1 controls, DEL,
 # the non-ASCII line breaks, BOM/non-characters and lone surrogates.
 _UNSAFE_IN_QUOTES = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
+# Characters only a double-quoted scalar can hold (as escapes): those, and C0 controls, tab
+# and line breaks included (a single-quoted scalar folds line breaks).
+_NEEDS_ESCAPES = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
 # A separator new flow items can copy: its comma on the item's line, at most one line break.
 _SEP_CLEAN = re.compile(r"[ \t]*,(?:[ \t]*|\r?\n[ \t]*)")
 _DOCUMENT_END = re.compile(r"^\.\.\.(?=[ \t\r\n]|$)", re.MULTILINE)
@@ -834,13 +837,20 @@ def _key(key: Any) -> str:
 
 @functools.lru_cache(maxsize=4096)  # keys and common values repeat in every entry
 def _scalar(value: str) -> str:
-    """A plain scalar when every reader takes it as this string, else a double-quoted one."""
+    """A plain scalar when every reader takes it as this string, else a quoted one.
+
+    Single quotes unless the string needs escapes: HoloDeck substitutes `${VAR}` in the raw
+    text before it parses YAML, and a value with `\\` or `"` would break a double-quoted
+    scalar (only a `'` breaks a single-quoted one). Escapes need double quotes.
+    """
     if (
         _PLAIN.fullmatch(value)
         and value.lower() not in _YAML11_BOOLS
         and _plain_tag(value) == _STR_TAG
     ):
         return value
+    if not _NEEDS_ESCAPES.search(value):
+        return "'" + value.replace("'", "''") + "'"
     quoted = json.dumps(value, ensure_ascii=False)
     return _UNSAFE_IN_QUOTES.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
 
