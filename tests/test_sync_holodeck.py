@@ -68,7 +68,7 @@ RESEARCH_NEW = (
     "       type: mcp\n"
     "       transport: stdio\n"
     "       command: npx\n"
-    '       args: ["-y", "@acme/files-mcp@1.2.0", /workspace]\n'
+    "       args: ['-y', '@acme/files-mcp@1.2.0', /workspace]\n"
     "       registry_name: io.github.acme/files\n"
     "   -   name: notes\n"
     "       description: Team notes\n"
@@ -80,9 +80,9 @@ RESEARCH_NEW = (
     "       description: Web search\n"
     "       type: mcp\n"
     "       transport: http\n"
-    '       url: "https://mcp.acme.example/search"\n'
+    "       url: 'https://mcp.acme.example/search'\n"
     "       headers:\n"
-    '           Authorization: "Bearer ${TOKEN}"\n'
+    "           Authorization: 'Bearer ${TOKEN}'\n"
     "       registry_name: com.acme/search\n"
     "   -   name: weather\n"
     "       description: Forecasts\n"
@@ -91,7 +91,7 @@ RESEARCH_NEW = (
     "       command: uvx\n"
     "       args: [acme-weather-mcp==0.5.0]\n"
     "       env:\n"
-    '           WEATHER_API_KEY: "${WEATHER_API_KEY}"\n'
+    "           WEATHER_API_KEY: '${WEATHER_API_KEY}'\n"
     "       registry_name: io.github.acme/weather\n"
 ).replace("\n", "\r\n")
 
@@ -104,10 +104,10 @@ SUPPORT_HEAD = (
 SUPPORT_OLD_MCP = "{name: files, type: mcp, command: npx, args: [old]}"
 SUPPORT_TAIL = "\n]\n# end of file\n"
 SUPPORT_NEW = (
-    '{name: files, description: Read and write files, type: mcp, transport: stdio, command: npx, args: ["-y", "@acme/files-mcp@1.2.0", /workspace], registry_name: io.github.acme/files},\n'  # noqa: E501
+    "{name: files, description: Read and write files, type: mcp, transport: stdio, command: npx, args: ['-y', '@acme/files-mcp@1.2.0', /workspace], registry_name: io.github.acme/files},\n"  # noqa: E501
     "    {name: notes, description: Team notes, type: mcp, transport: stdio, command: uvx, args: [acme-notes-mcp==1.4.2]},\n"  # noqa: E501
-    '    {name: search, description: Web search, type: mcp, transport: http, url: "https://mcp.acme.example/search", headers: {Authorization: "Bearer ${TOKEN}"}, registry_name: com.acme/search},\n'  # noqa: E501
-    '    {name: weather, description: Forecasts, type: mcp, transport: stdio, command: uvx, args: [acme-weather-mcp==0.5.0], env: {WEATHER_API_KEY: "${WEATHER_API_KEY}"}, registry_name: io.github.acme/weather}'  # noqa: E501
+    "    {name: search, description: Web search, type: mcp, transport: http, url: 'https://mcp.acme.example/search', headers: {Authorization: 'Bearer ${TOKEN}'}, registry_name: com.acme/search},\n"  # noqa: E501
+    "    {name: weather, description: Forecasts, type: mcp, transport: stdio, command: uvx, args: [acme-weather-mcp==0.5.0], env: {WEATHER_API_KEY: '${WEATHER_API_KEY}'}, registry_name: io.github.acme/weather}"  # noqa: E501
 )
 
 TRIAGE = "name: triage\ninstructions: {inline: hi}"  # no tools, no final newline
@@ -119,7 +119,7 @@ TRIAGE_NEW = (
     "    type: mcp\n"
     "    transport: stdio\n"
     "    command: npx\n"
-    '    args: ["-y", "@acme/files-mcp@1.2.0", /workspace]\n'
+    "    args: ['-y', '@acme/files-mcp@1.2.0', /workspace]\n"
     "    registry_name: io.github.acme/files\n"
     "  - name: notes\n"
     "    description: Team notes\n"
@@ -131,9 +131,9 @@ TRIAGE_NEW = (
     "    description: Web search\n"
     "    type: mcp\n"
     "    transport: http\n"
-    '    url: "https://mcp.acme.example/search"\n'
+    "    url: 'https://mcp.acme.example/search'\n"
     "    headers:\n"
-    '      Authorization: "Bearer ${TOKEN}"\n'
+    "      Authorization: 'Bearer ${TOKEN}'\n"
     "    registry_name: com.acme/search\n"
     "  - name: weather\n"
     "    description: Forecasts\n"
@@ -142,7 +142,7 @@ TRIAGE_NEW = (
     "    command: uvx\n"
     "    args: [acme-weather-mcp==0.5.0]\n"
     "    env:\n"
-    '      WEATHER_API_KEY: "${WEATHER_API_KEY}"\n'
+    "      WEATHER_API_KEY: '${WEATHER_API_KEY}'\n"
     "    registry_name: io.github.acme/weather"  # the file keeps having no final newline
 )
 
@@ -165,9 +165,9 @@ GLOBAL_NEW = (
     "       description: Web search\n"
     "       type: mcp\n"
     "       transport: http\n"
-    '       url: "https://mcp.acme.example/search"\n'
+    "       url: 'https://mcp.acme.example/search'\n"
     "       headers:\n"
-    '          Authorization: "Bearer ${TOKEN}"\n'
+    "          Authorization: 'Bearer ${TOKEN}'\n"
     "       registry_name: com.acme/search\n"
     "    -  name: weather\n"
     "       description: Forecasts\n"
@@ -176,7 +176,7 @@ GLOBAL_NEW = (
     "       command: uvx\n"
     "       args: [acme-weather-mcp==0.5.0]\n"
     "       env:\n"
-    '          WEATHER_API_KEY: "${WEATHER_API_KEY}"\n'
+    "          WEATHER_API_KEY: '${WEATHER_API_KEY}'\n"
     "       registry_name: io.github.acme/weather\n"
 )
 
