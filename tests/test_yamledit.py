@@ -383,6 +383,38 @@ def test_flow_list_items_appended_after_a_comment_leave_it_to_its_item() -> None
     assert edit(once, []) == text
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (  # the column of the items on lines of their own
+            "tools: [{name: a}, # note\n  {name: b}]\n",
+            "tools: [{name: a}, # note\n  {name: b},\n  " + FS_FLOW + "]\n",
+        ),
+        (  # the first item's column when none has a line of its own
+            "tools: [{name: a}, # note\n]\n",
+            "tools: [{name: a}, # note\n        " + FS_FLOW + ",\n]\n",
+        ),
+        (
+            "tools:\n  [{name: a},  # note\n   {name: b}]\n",
+            "tools:\n  [{name: a},  # note\n   {name: b},\n   " + FS_FLOW + "]\n",
+        ),
+        (  # a removed item's column, when only it had a line of its own
+            "tools: [{name: a}, # note\n    {name: m, type: mcp}, {name: b}]\n",
+            "tools: [{name: a}, # note\n    " + FS_FLOW + ",\n    {name: g, type: mcp},\n"
+            "    {name: b}]\n",
+        ),
+        (  # no item at all: two more than the line of `[`
+            "tools: [ # none yet\n]\n",
+            "tools: [ # none yet\n  " + FS_FLOW + "\n]\n",
+        ),
+    ],
+)
+def test_new_flow_items_take_the_lists_own_column(text: str, expected: str) -> None:
+    new = [FS] if "{name: m," not in text else [FS, {"name": "g", "type": "mcp"}]
+    assert edit(text, new) == expected
+    assert edit(expected, new) is expected
+
+
 def test_flow_list_emptied_keeps_its_comment_lines() -> None:
     text = "tools: [  # list\n  # first\n  {type: mcp},  # m\n  # last\n]\n"
     assert edit(text, []) == "tools: [  # list\n  # first\n  # last\n]\n"

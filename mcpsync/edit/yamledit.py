@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -565,25 +565,34 @@ def _plan_flow(
 ) -> list[_Edit]:
     flow = _flow_list(doc.body, seq, path)
     new = [_flow_mapping(i) for i in new_items]
-    join = _FlowJoin(doc, flow, _flow_indent(doc, flow, seq))
-    if not flow.starts:  # `[ # comment ]`: keep what is inside, add the items after it
-        return [(flow.close, flow.close, join.new_sep([]).join(new))]
+    join = _FlowJoin(doc, flow)
+    if not flow.starts:  # `[ # comment\n]`: keep what is inside, the items go on new lines
+        at = _line_start(doc.body, flow.close)
+        layout = join.layout([], None)
+        text = layout.indent[len(doc.eol) :] + layout.sep.join(new) + doc.eol
+        return [(at, at, text)]
     return [(flow.open, flow.close, join.join(removed, new))]
 
 
-_Part = str | Callable[[str], str]  # text, or text made from the new items' separator
+class _NewLayout(NamedTuple):
+    sep: str  # between new items
+    indent: str  # a line break and the indentation of a new item on a line of its own
+
+
+_Part = str | Callable[[_NewLayout], str]  # text, or text that depends on the new layout
 
 
 @dataclass(frozen=True)
 class _FlowJoin:
     """The new text between `[` and `]`: kept items, new items and the gaps between them.
 
-    A second run, which removes the new items and writes them again, gives the same text.
+    A second run, which removes the new items and writes them again, gives the same text:
+    new items copy what the kept items show (their separator, their column), not what the
+    removed ones did.
     """
 
     doc: _Doc
     flow: _FlowList
-    indent: str  # a line break and the indentation of a new item on a line of its own
 
     def join(self, removed: list[int], new: list[str]) -> str:
         body, flow, n = self.doc.body, self.flow, len(self.flow.starts)
@@ -591,6 +600,7 @@ class _FlowJoin:
         at = removed[0] if removed else n
         parts: list[_Part] = []
         kept_gaps: list[str] = []  # between two kept items: the file's own separators
+        column: int | None = None  # of the first kept item written on a line of its own
         last: int | None = None  # the last original item written; None: none yet, or a new one
         gap = flow.gap(body, -1)  # the gap that followed it
         skipped = False  # an item was removed since then
@@ -598,7 +608,7 @@ class _FlowJoin:
         for i in range(n):
             if i == at and new:
                 # After the item before the first removed one, or `[`: its gap as it is.
-                parts += [gap, lambda sep: sep.join(new)]
+                parts += [gap, lambda layout: layout.sep.join(new)]
                 last, skipped = None, True
             if i in gone:
                 skipped = True
@@ -615,6 +625,9 @@ class _FlowJoin:
                 parts.append(between)
                 if last is not None:
                     kept_gaps.append(between)
+                if column is None and "\n" in between:
+                    indent = between[between.rindex("\n") + 1 :]
+                    column = None if indent.strip() else len(indent)
             parts.append(flow.item(body, i))
             last, gap, skipped, rests = i, flow.gap(body, i), False, []
         if not parts:  # every item removed, none added: keep the comment lines
@@ -627,27 +640,41 @@ class _FlowJoin:
             parts.append(self._new_tail(last, gap, rests))
         else:
             parts.append(gap)  # the last item is kept: its gap to `]` as it is
-        sep = self.new_sep(kept_gaps)
-        return "".join(part if isinstance(part, str) else part(sep) for part in parts)
+        layout = self.layout(kept_gaps, column)
+        return "".join(part if isinstance(part, str) else part(layout) for part in parts)
 
-    def new_sep(self, kept_gaps: list[str]) -> str:
-        """Between new items: the file's own separator between kept items, comments aside."""
+    def layout(self, kept_gaps: list[str], column: int | None) -> _NewLayout:
+        """The column of the kept items on lines of their own, else of the first item on a
+        line of its own, else of the first item, else two more than the line of `[`; and
+        the file's own separator between kept items, comments aside."""
+        body, flow = self.doc.body, self.flow
+        if column is None:
+            own_line = [s for s in flow.starts if not body[_line_start(body, s) : s].strip()]
+            if own_line or flow.starts:
+                column = _column(body, (own_line or flow.starts)[0])
+            else:
+                line = body[_line_start(body, flow.open) : flow.open]
+                column = len(line) - len(line.lstrip(" ")) + 2
+        indent = self.doc.eol + " " * column
         for gap in kept_gaps:
             if _SEP_CLEAN.fullmatch(gap):
-                return gap
-        if "\n" not in self.doc.body[self.flow.open : self.flow.close]:
-            return ", "
-        return "," + self.indent
+                return _NewLayout(gap, indent)
+        if "\n" not in body[flow.open : flow.close]:
+            return _NewLayout(", ", indent)
+        return _NewLayout("," + indent, indent)
 
     def _append(self, tail: str, new: list[str]) -> list[_Part]:
         """New items after the last one, which keeps its comment; the list keeps its end."""
         head, rest = _split_gap(tail)
         end = _merge(_without_comment(head), [rest], to_item=False)
         if "#" not in head:
-            return [lambda sep: sep + sep.join(new), end]
+            return [lambda layout: layout.sep + layout.sep.join(new), end]
         brk = "\r\n" if rest.startswith("\r") else "\n"
-        first = _with_comma(head) + brk + self.indent[len(self.doc.eol) :]
-        return [first, lambda sep: sep.join(new), end]
+        eol = len(self.doc.eol)
+        return [
+            lambda layout: _with_comma(head) + brk + layout.indent[eol:] + layout.sep.join(new),
+            end,
+        ]
 
     def _new_tail(self, last: int | None, gap: str, rests: list[str]) -> str:
         """From the new last element to `]` when the last item was removed."""
@@ -661,12 +688,12 @@ class _FlowJoin:
         return _merge(head, [rest, *rests], to_item=False)
 
 
-def _after_new(sep: str, rests: list[str]) -> str:
+def _after_new(layout: _NewLayout, rests: list[str]) -> str:
     """The gap after the new items: their separator, with what stays of the removed items'
     gaps (comment lines, and the line break and indentation of what follows)."""
     if not any(rests) or (not rests[-1] and not _has_lines(rests)):
-        return sep
-    return _merge(_split_gap(sep)[0], rests, to_item=True)
+        return layout.sep
+    return _merge(_split_gap(layout.sep)[0], rests, to_item=True)
 
 
 def _split_gap(gap: str) -> tuple[str, str]:
@@ -758,16 +785,6 @@ def _flow_comma(tail: str) -> int:
                 return -1
         pos += 1
     return -1
-
-
-def _flow_indent(doc: _Doc, flow: _FlowList, seq: yaml.SequenceNode) -> str:
-    """A line break and the indentation for an item on a line of its own."""
-    body = doc.body
-    if flow.starts and not body[_line_start(body, flow.starts[0]) : flow.starts[0]].strip():
-        indent = _column(body, flow.starts[0])
-    else:
-        indent = _column(body, seq.start_mark.index) + 2
-    return doc.eol + " " * indent
 
 
 # --------------------------------------------------------------------------- rendering
