@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpsync.errors import InputError
+from mcpsync.jsontypes import json_type
 
 __all__ = ["JsonEditError", "load", "update_array", "update_object"]
 
@@ -37,16 +38,6 @@ _MAYBE_TRAILING_RE = re.compile(r",[ \t\r\n]*[}\]]")
 _CONSTANT_RE = re.compile(_STRING + r"|-?\b(?:NaN|Infinity)\b")
 _WS_RE = re.compile(r"[ \t\r\n]*")
 _INDENT_RE = re.compile(r"\n([ \t]+)[^ \t\r\n]")
-
-
-_JSON_TYPES = {
-    list: "an array",
-    str: "a string",
-    int: "a number",
-    float: "a number",
-    bool: "a boolean",
-    type(None): "null",
-}
 
 
 class JsonEditError(InputError):
@@ -281,7 +272,7 @@ def _plan(
             return _object_ops(doc, obj, layout, {key: _nest(path[depth + 1 :], updates)}, set())
         if not isinstance(member.value, dict):
             where = ".".join(path[: depth + 1])
-            kind = _JSON_TYPES.get(type(member.value), "value")
+            kind = json_type(member.value)
             raise JsonEditError(
                 f'Cannot edit {file}: "{where}" is {kind}, not a JSON object. File not modified.'
             )
@@ -461,7 +452,7 @@ def _find_array(doc: _Doc, path: list[str], file: str) -> tuple[_Obj, _Layout] |
         wanted = list if last else dict
         if not isinstance(member.value, wanted):
             where = ".".join(path[: depth + 1])
-            kind = _JSON_TYPES.get(type(member.value), "an object")
+            kind = json_type(member.value)
             what = "a JSON array" if last else "a JSON object"
             raise JsonEditError(
                 f'Cannot edit {file}: "{where}" is {kind}, not {what}. File not modified.'

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcpsync.jsontypes import json_type
+
 READ_TOOL = "mcpsync_read"
 WRITE_TOOL = "mcpsync_write"
 HELP_TOOL = "mcpsync_help"
@@ -284,7 +286,7 @@ def _scalar(spec: Mapping[str, Any], value: Any, what: str, command: Mapping[str
     if spec["type"] == "number":
         return _number(value, what, float, command)
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise Rejected(f"{what} takes a string, not {_kind(value)}", command)
+        raise Rejected(f"{what} takes a string, not {json_type(value)}", command)
     text = _text(str(value), what)
     choices = spec.get("choices")
     if choices and text not in choices:
@@ -340,7 +342,7 @@ def _named_args(command: Mapping[str, Any], by_name: Mapping[str, Any]) -> list[
 
 def _arg_text(value: Any, command: Mapping[str, Any]) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise Rejected(f"positional arguments are strings, not {_kind(value)}", command)
+        raise Rejected(f"positional arguments are strings, not {json_type(value)}", command)
     return _text(str(value), "a positional argument")
 
 
@@ -389,7 +391,7 @@ def _object(raw: Any, keys: Sequence[str] | None, what: str) -> dict[str, Any]:
         return {}
     if not isinstance(raw, Mapping):
         example = show_call({"command": "lock", "flags": {"check": True}})
-        raise Rejected(f"{what} must be an object like {example}; got {_kind(raw)}")
+        raise Rejected(f"{what} must be an object like {example}; got {json_type(raw)}")
     if keys is not None:
         unknown = [k for k in raw if k not in keys]
         if unknown:
@@ -405,7 +407,7 @@ def _list(raw: Any, what: str, command: Mapping[str, Any]) -> list[Any]:
         return []
     values = [raw] if isinstance(raw, str) else raw
     if not isinstance(values, list):
-        raise Rejected(f"`{what}` must be a list of strings; got {_kind(raw)}", command)
+        raise Rejected(f"`{what}` must be a list of strings; got {json_type(raw)}", command)
     if len(values) > MAX_ITEMS:
         raise Rejected(f"`{what}`: too many items ({len(values)} > {MAX_ITEMS})", command)
     return values
@@ -413,7 +415,7 @@ def _list(raw: Any, what: str, command: Mapping[str, Any]) -> list[Any]:
 
 def _text(value: Any, what: str, *, limit: int = MAX_STRING) -> str:
     if not isinstance(value, str):
-        raise Rejected(f"{what} must be a string; got {_kind(value)}")
+        raise Rejected(f"{what} must be a string; got {json_type(value)}")
     if len(value) > limit:
         raise Rejected(f"{what} is too long ({len(value)} characters; at most {limit})")
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
@@ -424,12 +426,6 @@ def _text(value: Any, what: str, *, limit: int = MAX_STRING) -> str:
     if any(marker in value for marker in _PASTED) or value.lstrip().startswith("error: "):
         raise Rejected(f"{what} looks like pasted tool or command output, not a value")
     return value
-
-
-def _kind(value: Any) -> str:
-    return {dict: "an object", list: "a list", bool: "a boolean", type(None): "null"}.get(
-        type(value), type(value).__name__
-    )
 
 
 def show_call(call: Mapping[str, Any]) -> str:

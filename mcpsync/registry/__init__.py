@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from mcpsync.errors import InputError, NotFound
+from mcpsync.jsontypes import json_type
 from mcpsync.registry.base import OFFICIAL_META, Registry, ServerEntry
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ def parse_item(item: Any) -> ServerEntry:
 
     Raises ValueError saying what is wrong; callers add the file or URL."""
     if not isinstance(item, dict):
-        raise ValueError(f"an item is {_kind(item)}, not an object")
+        raise ValueError(f"an item is {json_type(item)}, not an object")
     server = item.get("server")
     if not isinstance(server, dict):
         raise ValueError("an item has no 'server' object")
@@ -117,7 +118,7 @@ def _check_official(server: dict[str, Any], official: dict[str, Any]) -> None:
     for key, kind in expected.items():
         value = official.get(key)
         if value is not None and not isinstance(value, kind):
-            raise ValueError(f"{_label(server)}: '{key}' is {_kind(value)}")
+            raise ValueError(f"{_label(server)}: '{key}' is {json_type(value)}")
 
 
 def parse_server_list(data: Any) -> list[ServerEntry]:
@@ -131,17 +132,3 @@ def parse_server_list(data: Any) -> list[ServerEntry]:
 def _label(server: dict[str, Any]) -> str:
     name, version = server.get("name"), server.get("version")
     return f"{name!r} {version!r}" if name or version else "unnamed server"
-
-
-def _kind(value: Any) -> str:
-    """A JSON value's type, in JSON's words."""
-    kinds: list[tuple[type | tuple[type, ...], str]] = [
-        (bool, "a boolean"),  # before int: a bool is an int to isinstance
-        ((int, float), "a number"),
-        (str, "a string"),
-        (list, "an array"),
-    ]
-    for types, word in kinds:
-        if isinstance(value, types):
-            return word
-    return "null" if value is None else "an object"
