@@ -1,4 +1,4 @@
-"""The registry seam: pick a backend for a URL, and read registry items strictly.
+"""The registry seam: pick a backend for a URL; what both backends say and read.
 
 Import-light on purpose: httpx is imported by the HTTP backend only, and that backend only when
 an http(s) URL is opened, so `mcpsync --help` and offline commands never pay for it.
@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from mcpsync.errors import InputError, NotFound
-from mcpsync.jsontypes import json_type
-from mcpsync.registry.base import OFFICIAL_META, Registry, ServerEntry
+from mcpsync.registry.base import Registry, ServerEntry
 
 if TYPE_CHECKING:
     from mcpsync.registry.snapshot import SnapshotRegistry
@@ -22,7 +21,6 @@ __all__ = [
     "Registry",
     "ServerEntry",
     "open_registry",
-    "parse_item",
     "parse_server_list",
     "server_not_found",
     "version_not_found",
@@ -88,47 +86,9 @@ def version_not_found(
 # --- strict reading of registry data, shared by both backends -------------------------------
 
 
-def parse_item(item: Any) -> ServerEntry:
-    """A ServerResponse item → ServerEntry, checking every field mcpsync relies on.
-
-    Raises ValueError saying what is wrong; callers add the file or URL."""
-    if not isinstance(item, dict):
-        raise ValueError(f"an item is {json_type(item)}, not an object")
-    server = item.get("server")
-    if not isinstance(server, dict):
-        raise ValueError("an item has no 'server' object")
-    check_server(server)
-    meta = item.get("_meta") or {}
-    official = (meta.get(OFFICIAL_META) or {}) if isinstance(meta, dict) else None
-    if not isinstance(official, dict):
-        raise ValueError(f"{_label(server)}: '_meta' is not an object of objects")
-    _check_official(server, official)
-    return ServerEntry.from_response(item)
-
-
-def check_server(server: dict[str, Any]) -> None:
-    """A server.json must at least carry string `name` and `version`."""
-    for key in ("name", "version"):
-        if not isinstance(server.get(key), str) or not server[key]:
-            raise ValueError(f"a server has no '{key}' string ({_label(server)})")
-
-
-def _check_official(server: dict[str, Any], official: dict[str, Any]) -> None:
-    expected = {"status": str, "publishedAt": str, "isLatest": bool}
-    for key, kind in expected.items():
-        value = official.get(key)
-        if value is not None and not isinstance(value, kind):
-            raise ValueError(f"{_label(server)}: '{key}' is {json_type(value)}")
-
-
 def parse_server_list(data: Any) -> list[ServerEntry]:
-    """A ServerList body ({"servers": [...]}) → entries."""
+    """A ServerList body ({"servers": [...]}) → entries, each read by ServerEntry.from_response."""
     servers = data.get("servers") if isinstance(data, dict) else None
     if not isinstance(servers, list):
         raise ValueError("the response has no 'servers' list")
-    return [parse_item(item) for item in servers]
-
-
-def _label(server: dict[str, Any]) -> str:
-    name, version = server.get("name"), server.get("version")
-    return f"{name!r} {version!r}" if name or version else "unnamed server"
+    return [ServerEntry.from_response(item) for item in servers]

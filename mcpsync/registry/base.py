@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from mcpsync.jsontypes import json_type
+
 OFFICIAL_META = "io.modelcontextprotocol.registry/official"
 DEFAULT_REGISTRY = "https://registry.modelcontextprotocol.io"
 
@@ -29,20 +31,49 @@ class ServerEntry:
         return str(self.server.get("version", ""))
 
     @classmethod
-    def from_response(cls, item: dict[str, Any]) -> ServerEntry:
-        """Build from a ServerResponse item: {"server": {...}, "_meta": {...official...}}."""
+    def from_response(cls, item: Any) -> ServerEntry:
+        """A ServerResponse item ({"server": {...}, "_meta": {...official...}}) → ServerEntry,
+        checking every field mcpsync relies on.
+
+        Raises ValueError saying what is wrong; callers add the file or URL."""
+        if not isinstance(item, dict):
+            raise ValueError(f"an item is {json_type(item)}, not an object")
         server = item.get("server")
         if not isinstance(server, dict):
-            raise ValueError("item has no 'server' object")
+            raise ValueError("an item has no 'server' object")
+        check_server(server)
         meta = item.get("_meta") or {}
-        official = meta.get(OFFICIAL_META) or {} if isinstance(meta, dict) else {}
+        official = (meta.get(OFFICIAL_META) or {}) if isinstance(meta, dict) else None
+        if not isinstance(official, dict):
+            raise ValueError(f"{_label(server)}: '_meta' is not an object of objects")
+        _check_official(server, official)
         return cls(
             server=server,
             status=str(official.get("status") or "active"),
             is_latest=bool(official.get("isLatest", False)),
             published_at=official.get("publishedAt"),
-            meta=meta if isinstance(meta, dict) else {},
+            meta=meta,
         )
+
+
+def check_server(server: dict[str, Any]) -> None:
+    """A server.json must at least carry string `name` and `version`."""
+    for key in ("name", "version"):
+        if not isinstance(server.get(key), str) or not server[key]:
+            raise ValueError(f"a server has no '{key}' string ({_label(server)})")
+
+
+def _check_official(server: dict[str, Any], official: dict[str, Any]) -> None:
+    expected = {"status": str, "publishedAt": str, "isLatest": bool}
+    for key, kind in expected.items():
+        value = official.get(key)
+        if value is not None and not isinstance(value, kind):
+            raise ValueError(f"{_label(server)}: '{key}' is {json_type(value)}")
+
+
+def _label(server: dict[str, Any]) -> str:
+    name, version = server.get("name"), server.get("version")
+    return f"{name!r} {version!r}" if name or version else "unnamed server"
 
 
 class Registry(Protocol):

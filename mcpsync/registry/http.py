@@ -27,12 +27,7 @@ import httpx
 
 from mcpsync import __version__
 from mcpsync.errors import InputError, NotFound, RegistryError
-from mcpsync.registry import (
-    parse_item,
-    parse_server_list,
-    server_not_found,
-    version_not_found,
-)
+from mcpsync.registry import parse_server_list, server_not_found, version_not_found
 from mcpsync.registry.base import ServerEntry
 
 API = "/v0.1/servers"
@@ -164,7 +159,9 @@ class HttpRegistry:
             data = self._get_json(target, abort)
         except _Missing:
             raise self._version_missing(name, version, abort) from None
-        entry = self._shaped(target, lambda: _own([parse_item(data)], name, version)[0])
+        entry = self._shaped(
+            target, lambda: _own([ServerEntry.from_response(data)], name, version)[0]
+        )
         if entry.status == "deleted":
             raise self._version_missing(name, version, abort)
         return entry

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from mcpsync.errors import InputError
-from mcpsync.registry import check_server, parse_item, server_not_found, version_not_found
-from mcpsync.registry.base import OFFICIAL_META, ServerEntry
+from mcpsync.registry import server_not_found, version_not_found
+from mcpsync.registry.base import OFFICIAL_META, ServerEntry, check_server
 
 _RFC3339 = re.compile(
     r"(\d{4}-\d\d-\d\d)[Tt ](\d\d:\d\d:\d\d)(\.\d+)?([Zz]|[+-]\d\d:\d\d)?", re.ASCII
@@ -136,7 +136,7 @@ def _read_item(item: Any, file: Path) -> _Loaded:
     if isinstance(item, dict) and "server" not in item:
         check_server(item)  # a bare server.json: no registry meta, so active
         return _Loaded(ServerEntry(server=item), file, official=False)
-    entry = parse_item(item)
+    entry = ServerEntry.from_response(item)
     return _Loaded(entry, file, official=bool(entry.meta.get(OFFICIAL_META)))
 
 
