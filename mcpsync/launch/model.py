@@ -1,0 +1,41 @@
+"""What a launch is: mcp.toml's options for one server, and the rendered result."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    """What mcp.toml says about how to launch one server."""
+
+    alias: str
+    package: str | None = None  # npm | pypi | oci | nuget | mcpb | remote
+    transport: str | None = None  # stdio | streamable-http | sse
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict)
+    variables: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How to start or reach a server. Values of the form ${NAME} are references, not values."""
+
+    transport: str  # stdio | streamable-http | sse
+    registry_type: str | None = None  # npm | pypi | oci | nuget | mcpb | remote | None (custom)
+    identifier: str | None = None
+    package_version: str | None = None
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    secrets: tuple[str, ...] = ()  # names of env vars/references that hold secrets
+    file_sha256: str | None = None  # mcpb bundles
+
+
+LAUNCHABLE = ("npm", "pypi", "oci", "nuget")
+TRANSPORTS = ("stdio", "streamable-http", "sse")
+REMOTE_TRANSPORTS = ("streamable-http", "sse")

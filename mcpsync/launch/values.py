@@ -1,0 +1,307 @@
+"""Filling in values: arguments, `{placeholders}`, environment variables, urls and headers.
+
+mcp.toml's `variables` come first (what the user wrote wins), then the registry's `value`,
+then its `default`; secrets are only ever `${NAME}` references.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mcpsync.launch.checks import (
+    REFERENCE,
+    Ctx,
+    check_argument_name,
+    check_env_name,
+    check_env_values,
+    check_header,
+    check_url,
+    declared_variables,
+    env_name,
+    field_flag,
+    field_objects,
+    field_text,
+    reference,
+    require_reference,
+)
+
+# `{name}` placeholders; `${NAME}` is an environment reference and is never a placeholder.
+_PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z0-9_.-]+)\}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Arguments
+
+
+def render_arguments(
+    ctx: Ctx, specs: list[Mapping[str, Any]], extra: tuple[str, ...]
+) -> tuple[list[str], dict[str, str]]:
+    """Render argument specs in order; return the args and each resolved value by key
+    (valueHint, name, name without dashes) for {placeholders} in a package transport url.
+
+    `extra` (mcp.toml args) takes the place of the first open positional slot, one with no
+    fixed value and no mcp.toml variable, and every other open slot is left to it too;
+    without an open slot `extra` is appended."""
+    args: list[str] = []
+    values: dict[str, str] = {}
+    placed = not extra
+    for spec in specs:
+        if extra and _is_open_slot(ctx, spec):
+            args.extend(() if placed else extra)
+            placed = True
+            continue
+        rendered, value, keys = _render_argument(ctx, spec)
+        args.extend(rendered)
+        values.update({key: value for key in keys if value is not None})
+    return args if placed else [*args, *extra], values
+
+
+def _is_open_slot(ctx: Ctx, spec: Mapping[str, Any]) -> bool:
+    if _argument_kind(ctx, spec) != "positional" or spec.get("value") is not None:
+        return False
+    return field_text(ctx, spec, "valueHint") not in ctx.opts.variables
+
+
+def _argument_kind(ctx: Ctx, spec: Mapping[str, Any]) -> str:
+    # Off-schema entries with an empty or missing type are read by shape.
+    kind = field_text(ctx, spec, "type") or ("named" if spec.get("name") else "positional")
+    if kind not in ("positional", "named"):
+        raise ctx.unsafe(f"argument type {kind!r} is neither positional nor named")
+    return kind
+
+
+def _render_argument(
+    ctx: Ctx, spec: Mapping[str, Any]
+) -> tuple[list[str], str | None, tuple[str, ...]]:
+    """One argument: (its args, its resolved value, the keys it answers to)."""
+    hint = field_text(ctx, spec, "valueHint")
+    keys: tuple[str, ...]
+    if _argument_kind(ctx, spec) == "positional":
+        keys = (hint,) if hint else ()
+        value = _argument_value(ctx, spec, keys)
+        if value is None and field_flag(spec, "isRequired"):
+            raise ctx.missing("argument", hint or "positional argument")
+        return ([] if value is None else [value]), value, keys
+    name = check_argument_name(ctx, field_text(ctx, spec, "name") or "")
+    keys = tuple(dict.fromkeys(k for k in (hint, name.lstrip("-"), name) if k))
+    value = _argument_value(ctx, spec, keys)
+    return _named(ctx, spec, name, value, keys[0]), value, keys
+
+
+def _named(ctx: Ctx, spec: Mapping[str, Any], name: str, value: str | None, key: str) -> list[str]:
+    """`--name value` as two args. A boolean is a presence flag: true -> `--name`, false ->
+    nothing. A named argument with no value anywhere is left out unless it is required."""
+    required = field_flag(spec, "isRequired")
+    if field_text(ctx, spec, "format") == "boolean":
+        if value is None:
+            return [name] if required else []
+        if value.lower() in ("true", "false"):
+            return [name] if value.lower() == "true" else []
+    if value is None:
+        if required:
+            raise ctx.missing("argument", key)
+        return []
+    return [name, value]
+
+
+def _argument_value(ctx: Ctx, spec: Mapping[str, Any], keys: Sequence[str]) -> str | None:
+    """mcp.toml variables first, then the registry's value, then its default; {placeholders}
+    filled from the argument's variables. None means leave the argument out."""
+    user = next((ctx.opts.variables[k] for k in keys if k in ctx.opts.variables), None)
+    if user is not None:
+        if field_flag(spec, "isSecret"):
+            require_reference(ctx, keys[0] if keys else "argument", user)
+        return user
+    for key in ("value", "default"):
+        template = field_text(ctx, spec, key)
+        if template is not None:
+            return _fill_argument(ctx, spec, template)
+    return None
+
+
+def _fill_argument(ctx: Ctx, spec: Mapping[str, Any], template: str) -> str | None:
+    declared = declared_variables(ctx, spec)
+    text, missing = _fill(ctx, template, declared, {})
+    # Undeclared {braces} stay as they are (the schema's rule); declared ones must resolve.
+    unresolved = [key for key in missing if key in declared]
+    if not unresolved:
+        return text
+    for key in unresolved:
+        if field_flag(declared[key], "isRequired") or field_flag(spec, "isRequired"):
+            raise ctx.missing("variable", key)
+    return None  # an optional argument whose optional variable has no value: leave it out
+
+
+def _fill(
+    ctx: Ctx,
+    template: str,
+    declared: Mapping[str, Mapping[str, Any]],
+    lookup: Mapping[str, str],
+) -> tuple[str, list[str]]:
+    """Fill {placeholders}: mcp.toml variables, then the declared variable's value/default,
+    then `lookup`. Returns the text (unresolved placeholders left as written) and their names."""
+    missing: list[str] = []
+
+    def substitute(match: re.Match[str]) -> str:
+        key = match.group(1)
+        value = _variable(ctx, key, declared.get(key), lookup)
+        if value is None:
+            missing.append(key)
+            return match.group(0)
+        return value
+
+    return _PLACEHOLDER.sub(substitute, template), missing
+
+
+def _variable(
+    ctx: Ctx, key: str, spec: Mapping[str, Any] | None, lookup: Mapping[str, str]
+) -> str | None:
+    user = ctx.opts.variables.get(key)
+    if user is not None:
+        if spec is not None and field_flag(spec, "isSecret"):
+            require_reference(ctx, key, user)
+        return user
+    if spec is not None:
+        for field_name in ("value", "default"):
+            value = field_text(ctx, spec, field_name)
+            if value is not None:
+                return value
+    return lookup.get(key)
+
+
+# ---------------------------------------------------------------------------------------------
+# Environment
+
+
+def render_env(
+    ctx: Ctx, pkg: Mapping[str, Any]
+) -> tuple[dict[str, str], tuple[str, ...], dict[str, str]]:
+    """(env, names of secret vars, literal values by name for {placeholders} in a url)."""
+    env: dict[str, str] = {}
+    secrets: list[str] = []
+    values: dict[str, str] = {}
+    for spec in field_objects(ctx, pkg, "environmentVariables"):
+        name = check_env_name(ctx, field_text(ctx, spec, "name"))
+        if field_flag(spec, "isSecret"):
+            secrets.append(name)
+        value = _env_value(ctx, spec, name)
+        if value is not None:
+            env[name] = value
+        literal = value if value is not None else field_text(ctx, spec, "default")
+        if literal is not None and not REFERENCE.search(literal):
+            values[name] = literal
+    env.update({k: v for k, v in user_env(ctx).items() if k not in env})
+    check_env_values(ctx, env)
+    return env, tuple(secrets), values
+
+
+def _env_value(ctx: Ctx, spec: Mapping[str, Any], name: str) -> str | None:
+    """mcp.toml env wins; a secret is always a reference; a fixed registry value is part of
+    the recipe; a required variable becomes a reference; an optional one is left out."""
+    required, secret = field_flag(spec, "isRequired"), field_flag(spec, "isSecret")
+    user = ctx.opts.env.get(name)
+    if user is not None:
+        if secret:
+            require_reference(ctx, name, user)
+        return user
+    if secret:
+        return reference(name)
+    template = field_text(ctx, spec, "value")
+    if template is not None:
+        text, missing = _fill(ctx, template, declared_variables(ctx, spec), {})
+        if not missing:
+            return text
+    return reference(name) if required else None
+
+
+def user_env(ctx: Ctx) -> dict[str, str]:
+    return {check_env_name(ctx, k, from_user=True): v for k, v in ctx.opts.env.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# Urls and headers
+
+
+def render_url(
+    ctx: Ctx,
+    transport: Mapping[str, Any],
+    declared: Mapping[str, Mapping[str, Any]],
+    lookup: Mapping[str, str],
+) -> str:
+    """Fill every {placeholder} (a url cannot keep one), then validate the result."""
+    template = field_text(ctx, transport, "url")
+    if not template:
+        raise ctx.unsafe("an HTTP transport has no url")
+    url, missing = _fill(ctx, template, declared, lookup)
+    if missing:
+        raise ctx.missing("variable", missing[0])
+    return check_url(ctx, url, "url")
+
+
+def render_headers(
+    ctx: Ctx,
+    transport: Mapping[str, Any],
+    declared: Mapping[str, Mapping[str, Any]],
+    lookup: Mapping[str, str],
+) -> tuple[dict[str, str], tuple[str, ...]]:
+    """(headers, names of the references that hold secrets). Header names match mcp.toml's
+    case-insensitively, as HTTP does."""
+    user = {name.lower(): (name, value) for name, value in ctx.opts.headers.items()}
+    headers: dict[str, str] = {}
+    secrets: list[str] = []
+    for spec in field_objects(ctx, transport, "headers"):
+        name = check_header(ctx, field_text(ctx, spec, "name"), "")
+        given = user.pop(name.lower(), None)
+        value = _header_value(
+            ctx, spec, name, given, {**declared, **declared_variables(ctx, spec)}, lookup
+        )
+        if value is None:
+            continue
+        headers[check_header(ctx, name, value, from_user=given is not None)] = value
+        if field_flag(spec, "isSecret"):
+            secrets.extend(REFERENCE.findall(value))
+    for name, value in user.values():
+        headers[check_header(ctx, name, value, from_user=True)] = value
+    return headers, tuple(dict.fromkeys(secrets))
+
+
+def _header_value(
+    ctx: Ctx,
+    spec: Mapping[str, Any],
+    name: str,
+    given: tuple[str, str] | None,
+    declared: Mapping[str, Mapping[str, Any]],
+    lookup: Mapping[str, str],
+) -> str | None:
+    required, secret = field_flag(spec, "isRequired"), field_flag(spec, "isSecret")
+    if given is not None:
+        if secret:
+            require_reference(ctx, name, given[1])
+        return given[1]
+    template = field_text(ctx, spec, "value")
+    if secret:
+        return _secret_template(ctx, template, name)
+    if template is not None:
+        text, missing = _fill(ctx, template, declared, lookup)
+        if not missing:
+            return text
+    return reference(env_name(name)) if required else None
+
+
+def _secret_template(ctx: Ctx, template: str | None, name: str) -> str:
+    """A secret header keeps the registry's wording ("Bearer {token}") with every placeholder
+    as a reference ("Bearer ${TOKEN}"); without placeholders it is one reference."""
+    if template is None or not _PLACEHOLDER.search(template):
+        return reference(env_name(name))
+
+    def substitute(match: re.Match[str]) -> str:
+        key = match.group(1)
+        user = ctx.opts.variables.get(key)
+        if user is None:
+            return reference(env_name(key))
+        require_reference(ctx, key, user)
+        return user
+
+    return _PLACEHOLDER.sub(substitute, template)
