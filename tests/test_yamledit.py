@@ -210,7 +210,7 @@ def test_block_scalar_and_dash_comment_items_are_removed_whole() -> None:
     assert edit(text) == "tools:\n" + FS_BLOCK + "\n  # belongs to f\n  - name: f\n"
 
 
-@pytest.mark.parametrize("indicator", [">", "|", ">-", "|+", "|2"])
+@pytest.mark.parametrize("indicator", [">", "|", ">-", "|2", "|-2"])
 def test_blank_lines_after_a_removed_block_scalar_stay(indicator: str) -> None:
     text = (
         "tools:\n"
@@ -232,6 +232,14 @@ def test_blank_lines_after_a_removed_block_scalar_stay(indicator: str) -> None:
     assert edit(text) == kept + FS_BLOCK + rest
     last = text.replace("  - name: g\n", "")
     assert edit(last, []) == kept + "\n\nmodel: x\n"
+
+
+@pytest.mark.parametrize("indicator", ["|+", ">+", "|2+", "|+2", "!!str |+", "&a !!str >+"])
+def test_a_kept_block_scalar_keeps_its_kept_blank_lines(indicator: str) -> None:
+    # With `+` the blank lines are the text's: new items go after them.
+    text = f"tools:\n  - name: f\n    d: {indicator}\n      x\n\n  # c\nb: 1\n"
+    head = f"tools:\n  - name: f\n    d: {indicator}\n      x\n\n"
+    assert edit(text) == head + FS_BLOCK + "  # c\nb: 1\n"
 
 
 def test_blank_line_after_an_empty_block_scalar_stays() -> None:

@@ -48,6 +48,7 @@ _UNSAFE_IN_QUOTES = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\
 _NEEDS_ESCAPES = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
 # A separator new flow items can copy: its comma on the item's line, at most one line break.
 _SEP_CLEAN = re.compile(r"[ \t]*,(?:[ \t]*|\r?\n[ \t]*)")
+_BLOCK_SCALAR_HEADER = re.compile(r"[ \t]*[|>][-+1-9]{0,2}")  # `|`, `>-`, `|2+`, `>+1`
 _DOCUMENT_END = re.compile(r"^\.\.\.(?=[ \t\r\n]|$)", re.MULTILINE)
 
 _Edit = tuple[int, int, str]  # replace body[start:end] with text
@@ -524,10 +525,12 @@ def _last_leaf_end(body: str, node: yaml.Node) -> int:
         node = last[1] if isinstance(node, yaml.MappingNode) else last
     end = node.end_mark.index
     if isinstance(node, yaml.ScalarNode) and node.style in ("|", ">"):
-        # A block scalar's end mark is past the blank lines after it, which are the file's
-        # (only `|+` keeps them, and then as text of an item being removed anyway).
+        # A block scalar's end mark is past the blank lines after it: they are the file's,
+        # unless the scalar keeps them as its text (`|+`).
         start = node.start_mark.index
-        end = start + len(body[start:end].rstrip(" \t\r\n"))
+        header = _BLOCK_SCALAR_HEADER.match(body, max(start, _after_properties(body, node)))
+        if header is None or "+" not in header.group():
+            end = start + len(body[start:end].rstrip(" \t\r\n"))
     return end
 
 
