@@ -1,11 +1,9 @@
 """Edit one object of a JSON or JSONC config file in place, keeping every byte we do not own.
 
-How it works: regex passes find comments (and, for JSONC, trailing commas) and
-blanks them to spaces of the same length. The "masked" text is then plain JSON with the same
-offsets as the original, so the stdlib's C decoder both validates the file and tells us where
-each value ends (``raw_decode``). Edits are (start, end, replacement) spans on the original
-text; nothing outside them is rewritten. The result is read back and compared with the
-intended data before it is returned.
+How it works: jsonscan.py validates the file and finds the spans of its members and items
+(comments and trailing commas blanked, offsets kept). Edits are (start, end, replacement)
+spans on the original text; nothing outside them is rewritten. The result is read back and
+compared with the intended data before it is returned.
 
 No PyPI library did this: jsonc-edit drives Node.js and npm at run time, json-five and
 json5kit parse JSON5 (a different, looser syntax) and offer no layout-aware insertion.
@@ -13,92 +11,27 @@ json5kit parse JSON5 (a different, looser syntax) and offer no layout-aware inse
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import json
-import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mcpsync.errors import InputError
+from mcpsync.edit.jsonscan import (
+    BOM,
+    Container,
+    Doc,
+    JsonEditError,
+    Member,
+    load,
+    parse,
+    scan_array,
+    scan_object,
+    skip_ws,
+)
 from mcpsync.jsontypes import json_type
 
 __all__ = ["JsonEditError", "load", "update_array", "update_object"]
-
-BOM = "\ufeff"
-_DEFAULT_UNIT = "  "
-
-# Strings come first in the alternation so "//" inside a URL is never taken for a comment.
-# A JSON string cannot span lines, so stopping at "\n" keeps this in step with the decoder.
-_STRING = r'"(?:[^"\\\n]|\\.)*"'
-_COMMENT_RE = re.compile(_STRING + r"|//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)")
-_TRAILING_COMMA_RE = re.compile(_STRING + r"|,(?=[ \t\r\n]*[}\]])")
-_MAYBE_TRAILING_RE = re.compile(r",[ \t\r\n]*[}\]]")
-_CONSTANT_RE = re.compile(_STRING + r"|-?\b(?:NaN|Infinity)\b")
-_WS_RE = re.compile(r"[ \t\r\n]*")
-_INDENT_RE = re.compile(r"\n([ \t]+)[^ \t\r\n]")
-
-
-class JsonEditError(InputError):
-    """A JSON/JSONC config file that cannot be read or edited safely."""
-
-
-class _BadConstant(ValueError):
-    """NaN/Infinity: Python's decoder accepts them, JSON does not."""
-
-
-def _reject_constant(name: str) -> Any:
-    raise _BadConstant(name)
-
-
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-
-
-@dataclass
-class _Doc:
-    text: str  # without BOM
-    masked: str  # same length as text; comments and trailing commas blanked
-    comments: list[int]  # start offsets of comments, sorted
-    trailing: list[int]  # offsets of trailing commas, sorted
-    data: Any
-
-    @property
-    def newline(self) -> str:
-        i = self.text.find("\n")
-        return "\r\n" if i > 0 and self.text[i - 1] == "\r" else "\n"
-
-    @property
-    def unit(self) -> str:
-        # Comment lines are blank in the masked text, so they cannot mislead the guess.
-        m = _INDENT_RE.search(self.masked)
-        if m is None:
-            return _DEFAULT_UNIT
-        ws = m.group(1)
-        if ws[0] == "\t":
-            return "\t"
-        return ws if set(ws) == {" "} and len(ws) <= 8 else _DEFAULT_UNIT
-
-    def has_comment(self, start: int, end: int) -> bool:
-        return bisect.bisect_left(self.comments, start) < bisect.bisect_left(self.comments, end)
-
-
-@dataclass
-class _Member:
-    key: str
-    start: int  # opening quote of the key
-    key_end: int
-    vstart: int
-    vend: int
-    comma: int | None  # the comma after the value, trailing or not
-    value: Any
-
-
-@dataclass
-class _Obj:
-    start: int  # "{"
-    end: int  # "}"
-    members: list[_Member]
 
 
 @dataclass
@@ -110,112 +43,6 @@ class _Layout:
     item_sep: str  # whitespace after a comma, inline objects only
     unit: str
     newline: str
-
-
-# ---------------------------------------------------------------------------- reading
-
-
-def load(text: str, *, path: str, comments: bool) -> Any:
-    """Parse strict JSON or JSONC (comments and trailing commas). Empty text reads as {}."""
-    body = text[1:] if text.startswith(BOM) else text
-    if not body.strip():
-        return {}
-    return _parse(body, path, comments).data
-
-
-def _parse(text: str, path: str, comments: bool) -> _Doc:
-    if comments:
-        masked, starts, trailing = _mask_jsonc(text, path)
-    else:
-        masked, starts, trailing = text, [], []
-    try:
-        data = _DECODER.decode(masked)
-    except json.JSONDecodeError as err:
-        raise _invalid(text, path, comments, *_describe(err, text, comments)) from None
-    except _BadConstant as err:
-        pos = next(m.start() for m in _CONSTANT_RE.finditer(masked) if m.group()[0] != '"')
-        raise _invalid(text, path, comments, pos, f"{err} is not valid JSON") from None
-    except RecursionError:
-        raise _invalid(text, path, comments, 0, "nested too deeply") from None
-    return _Doc(text, masked, starts, trailing, data)
-
-
-def _mask_jsonc(text: str, path: str) -> tuple[str, list[int], list[int]]:
-    parts: list[str] = []
-    starts: list[int] = []
-    cur = 0
-    for m in _COMMENT_RE.finditer(text) if "/" in text else ():
-        s, e = m.span()
-        if text[s] == '"':
-            continue
-        if text.startswith("/*", s) and (e - s < 4 or not text.endswith("*/", s, e)):
-            raise _invalid(text, path, True, s, "unterminated /* comment")
-        starts.append(s)
-        parts += (text[cur:s], re.sub(r"[^\r\n]", " ", text[s:e]))
-        cur = e
-    parts.append(text[cur:])
-    masked = "".join(parts)
-    candidates = _TRAILING_COMMA_RE.finditer(masked) if _MAYBE_TRAILING_RE.search(masked) else ()
-    trailing = [m.start() for m in candidates if _is_trailing(masked, m)]
-    if trailing:
-        chars = list(masked)
-        for i in trailing:
-            chars[i] = " "
-        masked = "".join(chars)
-    return masked, starts, trailing
-
-
-def _is_trailing(masked: str, m: re.Match[str]) -> bool:
-    # A trailing comma must follow a value: "{,}", "[1,,]" and '{"a":,}' stay errors.
-    if m.group() != ",":
-        return False
-    i = m.start() - 1
-    while i >= 0 and masked[i] in " \t\r\n":
-        i -= 1
-    return i >= 0 and masked[i] not in "{[,:"
-
-
-def _describe(err: json.JSONDecodeError, text: str, comments: bool) -> tuple[int, str]:
-    """Where and what, in words a user of a config file knows."""
-    if not comments and text.startswith(("//", "/*"), err.pos):
-        return err.pos, "comments are not allowed in strict JSON"
-    before = text[: err.pos].rstrip(" \t\r\n")
-    if not comments and before.endswith(","):
-        return len(before) - 1, "trailing commas are not allowed in strict JSON"
-    if err.msg == "Extra data":
-        return err.pos, "unexpected text after the top-level value"
-    return err.pos, err.msg
-
-
-def _invalid(text: str, path: str, comments: bool, pos: int, what: str) -> JsonEditError:
-    line = text.count("\n", 0, pos) + 1
-    col = pos - text.rfind("\n", 0, pos)
-    kind = "JSONC" if comments else "JSON"
-    return JsonEditError(
-        f"Invalid {kind} in {path}: line {line} column {col}: {what}. File not modified."
-    )
-
-
-def _scan_object(doc: _Doc, start: int) -> _Obj:
-    """Member spans of the (already validated) object whose "{" is at `start`."""
-    s = doc.masked
-    members: list[_Member] = []
-    j = _skip_ws(s, start + 1)
-    if s[j] == "}":
-        return _Obj(start, j, members)
-    while True:
-        key, key_end = _DECODER.raw_decode(s, j)
-        vstart = _skip_ws(s, s.index(":", key_end) + 1)
-        value, vend = _DECODER.raw_decode(s, vstart)
-        k = _skip_ws(s, vend)
-        if s[k] == ",":
-            members.append(_Member(key, j, key_end, vstart, vend, k, value))
-            j = _skip_ws(s, k + 1)
-            continue
-        i = bisect.bisect_left(doc.trailing, vend)
-        comma = doc.trailing[i] if i < len(doc.trailing) and doc.trailing[i] < k else None
-        members.append(_Member(key, j, key_end, vstart, vend, comma, value))
-        return _Obj(start, k, members)
 
 
 # ---------------------------------------------------------------------------- editing
@@ -236,17 +63,10 @@ def update_object(
     both `updates` and `remove` is set. Keys that are touched (or on `path`) and appear twice
     in their object are refused: editing one copy would leave the other to confuse readers.
     """
-    bom = BOM if text.startswith(BOM) else ""
-    body = text[len(bom) :]
     if not updates and not remove:
         return text
     _check_serialisable(updates, file)
-    source = body if body.strip() else "{}" + ("\r\n" if "\r\n" in body else "\n")
-    doc = _parse(source, file, comments)
-    if not isinstance(doc.data, dict):
-        raise JsonEditError(
-            f"Cannot edit {file}: the top-level value is not a JSON object. File not modified."
-        )
+    bom, source, doc = _open(text, file, comments)
     ops = _plan(doc, list(path), updates, set(remove) - set(updates), file)
     if not ops:
         return text
@@ -258,11 +78,24 @@ def update_object(
 _Op = tuple[int, int, str]
 
 
+def _open(text: str, file: str, comments: bool) -> tuple[str, str, Doc]:
+    """(BOM, the text to edit, its parse); an empty file is edited as "{}"."""
+    bom = BOM if text.startswith(BOM) else ""
+    body = text[len(bom) :]
+    source = body if body.strip() else "{}" + ("\r\n" if "\r\n" in body else "\n")
+    doc = parse(source, file, comments)
+    if not isinstance(doc.data, dict):
+        raise JsonEditError(
+            f"Cannot edit {file}: the top-level value is not a JSON object. File not modified."
+        )
+    return bom, source, doc
+
+
 def _plan(
-    doc: _Doc, path: list[str], updates: Mapping[str, Any], remove: set[str], file: str
+    doc: Doc, path: list[str], updates: Mapping[str, Any], remove: set[str], file: str
 ) -> list[_Op]:
-    root = _skip_ws(doc.masked, 0)
-    obj = _scan_object(doc, root)
+    root = skip_ws(doc.masked, 0)
+    obj = scan_object(doc, root)
     layout = _layout(doc, obj, parent=None)
     for depth, key in enumerate(path):
         member = _unique(obj, key, file, path[:depth])
@@ -276,14 +109,14 @@ def _plan(
             raise JsonEditError(
                 f'Cannot edit {file}: "{where}" is {kind}, not a JSON object. File not modified.'
             )
-        obj = _scan_object(doc, member.vstart)
+        obj = scan_object(doc, member.vstart)
         layout = _layout(doc, obj, parent=layout)
     for key in [*updates, *remove]:
         _unique(obj, key, file, path)
     return _object_ops(doc, obj, layout, updates, remove)
 
 
-def _unique(obj: _Obj, key: str, file: str, where: list[str]) -> _Member | None:
+def _unique(obj: Container, key: str, file: str, where: list[str]) -> Member | None:
     found = [m for m in obj.members if m.key == key]
     if len(found) > 1:
         place = ".".join(where) or "the top-level object"
@@ -302,35 +135,47 @@ def _nest(path: Sequence[str], leaf: Mapping[str, Any]) -> Any:
 
 
 def _object_ops(
-    doc: _Doc, obj: _Obj, layout: _Layout, updates: Mapping[str, Any], remove: set[str]
+    doc: Doc, obj: Container, layout: _Layout, updates: Mapping[str, Any], remove: set[str]
 ) -> list[_Op]:
     existing = {m.key: m for m in obj.members}
+    changed = [(existing[k], v) for k, v in updates.items() if k in existing]
+    removed = [m for m in obj.members if m.key in remove]
+    new = [_member_text(k, v, layout) for k, v in updates.items() if k not in existing]
+    return _container_ops(doc, obj, layout, changed, removed, new)
+
+
+def _container_ops(
+    doc: Doc,
+    box: Container,
+    layout: _Layout,
+    changed: list[tuple[Member, Any]],
+    removed: list[Member],
+    new: list[str],
+) -> list[_Op]:
+    """Replace the values of `changed`, delete `removed`, add the member texts `new`."""
     ops: list[_Op] = []
-    for key, value in updates.items():
-        m = existing.get(key)
-        if m is not None and _canon(m.value) != _canon(value):
+    for m, value in changed:
+        if _canon(m.value) != _canon(value):
             indent = _line_indent(doc.text, m.start) or layout.member_indent
             ops.append((m.vstart, m.vend, _dump(value, layout, indent)))
-    removed = [m for m in obj.members if m.key in remove]
-    survivors = [m for m in obj.members if m.key not in remove]
-    new = [(k, v) for k, v in updates.items() if k not in existing]
-    if removed and not survivors and not new and not doc.has_comment(obj.start, obj.end):
-        return [(obj.start + 1, obj.end, "")]  # nothing left to keep: write "{}"
+    gone = {id(m) for m in removed}
+    survivors = [m for m in box.members if id(m) not in gone]
+    if removed and not survivors and not new and not doc.has_comment(box.start, box.end):
+        return [(box.start + 1, box.end, "")]  # nothing left to keep: write "{}" or "[]"
     ops += [_removal(doc.text, m) for m in removed]
-    trailing_style = bool(obj.members) and obj.members[-1].comma is not None
+    trailing_style = bool(box.members) and box.members[-1].comma is not None
     last = survivors[-1] if survivors else None
     if removed and last is not None and not new and not trailing_style and last.comma is not None:
         ops.append((last.comma, last.comma + 1, ""))  # it is now the last member
     if new:
-        texts = [_member_text(k, v, layout) for k, v in new]
         if last is None:
-            ops += _insert_first(doc, obj, layout, texts, trailing_style)
+            ops += _insert_first(doc, box, layout, new, trailing_style)
         else:
-            ops += _insert_after(doc, obj, layout, last, texts, trailing_style)
+            ops += _insert_after(doc, box, layout, last, new, trailing_style)
     return ops
 
 
-def _removal(text: str, m: _Member) -> _Op:
+def _removal(text: str, m: Member) -> _Op:
     """Delete a member with its own comma, and its line if it sat alone on it."""
     end = m.comma + 1 if m.comma is not None else m.vend
     line_start = text.rfind("\n", 0, m.start) + 1
@@ -350,7 +195,7 @@ def _removal(text: str, m: _Member) -> _Op:
 
 
 def _insert_after(
-    doc: _Doc, obj: _Obj, layout: _Layout, last: _Member, texts: list[str], trailing: bool
+    doc: Doc, obj: Container, layout: _Layout, last: Member, texts: list[str], trailing: bool
 ) -> list[_Op]:
     ops: list[_Op] = []
     if last.comma is None:
@@ -374,7 +219,7 @@ def _insert_after(
 
 
 def _insert_first(
-    doc: _Doc, obj: _Obj, layout: _Layout, texts: list[str], trailing: bool
+    doc: Doc, obj: Container, layout: _Layout, texts: list[str], trailing: bool
 ) -> list[_Op]:
     if layout.inline:
         return [(obj.start + 1, obj.start + 1, ("," + layout.item_sep).join(texts))]
@@ -413,15 +258,8 @@ def update_array(
         raise ValueError("update_array needs the path of an array member")
     if not replace and not remove and not append:
         return text
-    bom = BOM if text.startswith(BOM) else ""
-    body = text[len(bom) :]
     _check_serialisable({path[-1]: [*replace.values(), *append]}, file)
-    source = body if body.strip() else "{}" + ("\r\n" if "\r\n" in body else "\n")
-    doc = _parse(source, file, comments)
-    if not isinstance(doc.data, dict):
-        raise JsonEditError(
-            f"Cannot edit {file}: the top-level value is not a JSON object. File not modified."
-        )
+    bom, source, doc = _open(text, file, comments)
     found = _find_array(doc, list(path), file)
     if found is None:
         if not append:
@@ -440,9 +278,9 @@ def update_array(
     return bom + new
 
 
-def _find_array(doc: _Doc, path: list[str], file: str) -> tuple[_Obj, _Layout] | None:
+def _find_array(doc: Doc, path: list[str], file: str) -> tuple[Container, _Layout] | None:
     """The array at `path` (scanned like an object whose members have no keys) and its layout."""
-    obj = _scan_object(doc, _skip_ws(doc.masked, 0))
+    obj = scan_object(doc, skip_ws(doc.masked, 0))
     layout = _layout(doc, obj, parent=None)
     for depth, key in enumerate(path):
         member = _unique(obj, key, file, path[:depth])
@@ -458,39 +296,19 @@ def _find_array(doc: _Doc, path: list[str], file: str) -> tuple[_Obj, _Layout] |
                 f'Cannot edit {file}: "{where}" is {kind}, not {what}. File not modified.'
             )
         if last:
-            arr = _scan_array(doc, member.vstart)
+            arr = scan_array(doc, member.vstart)
             return arr, _array_layout(doc, arr, layout)
-        obj = _scan_object(doc, member.vstart)
+        obj = scan_object(doc, member.vstart)
         layout = _layout(doc, obj, parent=layout)
     return None
 
 
-def _scan_array(doc: _Doc, start: int) -> _Obj:
-    """Item spans of the (already validated) array whose "[" is at `start`."""
-    s = doc.masked
-    items: list[_Member] = []
-    j = _skip_ws(s, start + 1)
-    if s[j] == "]":
-        return _Obj(start, j, items)
-    while True:
-        value, vend = _DECODER.raw_decode(s, j)
-        k = _skip_ws(s, vend)
-        if s[k] == ",":
-            items.append(_Member("", j, j, j, vend, k, value))
-            j = _skip_ws(s, k + 1)
-            continue
-        i = bisect.bisect_left(doc.trailing, vend)
-        comma = doc.trailing[i] if i < len(doc.trailing) and doc.trailing[i] < k else None
-        items.append(_Member("", j, j, j, vend, comma, value))
-        return _Obj(start, k, items)
-
-
-def _array_layout(doc: _Doc, arr: _Obj, parent: _Layout) -> _Layout:
+def _array_layout(doc: Doc, arr: Container, parent: _Layout) -> _Layout:
     layout = _layout(doc, arr, parent=parent)
     colon = parent.colon  # items have no keys: objects inside follow the file's own spacing
     first = arr.members[0] if arr.members else None
     if first is not None and isinstance(first.value, dict) and first.value:
-        colon = _layout(doc, _scan_object(doc, first.vstart), parent=parent).colon
+        colon = _layout(doc, scan_object(doc, first.vstart), parent=parent).colon
     item_sep = " " if colon.endswith(" ") else ""
     if len(arr.members) > 1 and first is not None and first.comma is not None:
         gap = doc.text[first.comma + 1 : arr.members[1].start]
@@ -499,36 +317,17 @@ def _array_layout(doc: _Doc, arr: _Obj, parent: _Layout) -> _Layout:
 
 
 def _array_ops(
-    doc: _Doc,
-    arr: _Obj,
+    doc: Doc,
+    arr: Container,
     layout: _Layout,
     replace: Mapping[int, Any],
     remove: set[int],
     append: Sequence[Any],
 ) -> list[_Op]:
-    ops: list[_Op] = []
-    for i, value in replace.items():
-        m = arr.members[i]
-        if _canon(m.value) != _canon(value):
-            indent = _line_indent(doc.text, m.start) or layout.member_indent
-            ops.append((m.vstart, m.vend, _dump(value, layout, indent)))
+    changed = [(arr.members[i], value) for i, value in replace.items()]
     removed = [m for i, m in enumerate(arr.members) if i in remove]
-    survivors = [m for i, m in enumerate(arr.members) if i not in remove]
-    if removed and not survivors and not append and not doc.has_comment(arr.start, arr.end):
-        return [(arr.start + 1, arr.end, "")]  # nothing left to keep: write "[]"
-    ops += [_removal(doc.text, m) for m in removed]
-    trailing_style = bool(arr.members) and arr.members[-1].comma is not None
-    last = survivors[-1] if survivors else None
-    now_last = last is not None and not append and not trailing_style
-    if removed and now_last and last is not None and last.comma is not None:
-        ops.append((last.comma, last.comma + 1, ""))  # it is now the last item
-    if append:
-        texts = [_dump(v, layout, layout.member_indent) for v in append]
-        if last is None:
-            ops += _insert_first(doc, arr, layout, texts, trailing_style)
-        else:
-            ops += _insert_after(doc, arr, layout, last, texts, trailing_style)
-    return ops
+    new = [_dump(v, layout, layout.member_indent) for v in append]
+    return _container_ops(doc, arr, layout, changed, removed, new)
 
 
 def _verify_array(
@@ -548,18 +347,13 @@ def _verify_array(
     items = parent[path[-1]]
     kept = [replace.get(i, v) for i, v in enumerate(items) if i in replace or i not in remove]
     parent[path[-1]] = kept + list(append)
-    try:
-        result = load(new, path=file, comments=comments)
-    except JsonEditError:
-        raise _unsafe(file, "the edited text does not parse") from None
-    if _canon(result) != _canon(intended):
-        raise _unsafe(file, "the edited text does not read back as intended")
+    _check_reads_back(new, intended, file, comments)
 
 
 # ---------------------------------------------------------------------------- layout
 
 
-def _layout(doc: _Doc, obj: _Obj, *, parent: _Layout | None) -> _Layout:
+def _layout(doc: Doc, obj: Container, *, parent: _Layout | None) -> _Layout:
     text = doc.text
     one_line = "\n" not in text[obj.start : obj.end]
     # An empty "{}" has no style of its own: it follows its parent (root "{}" expands).
@@ -593,11 +387,6 @@ def _line_indent(text: str, pos: int) -> str | None:
     start = text.rfind("\n", 0, pos) + 1
     lead = text[start:pos]
     return lead if lead and not lead.strip(" \t") else None
-
-
-def _skip_ws(text: str, i: int) -> int:
-    m = _WS_RE.match(text, i)
-    return m.end() if m else i
 
 
 def _skip_blanks(text: str, i: int) -> int:
@@ -675,6 +464,10 @@ def _verify(
     for key in remove:
         cur.pop(key, None)
     cur.update(updates)
+    _check_reads_back(new, intended, file, comments)
+
+
+def _check_reads_back(new: str, intended: Any, file: str, comments: bool) -> None:
     try:
         result = load(new, path=file, comments=comments)
     except JsonEditError:
