@@ -29,7 +29,7 @@ from cli_helpers import (
 )
 from registry_stub import ALWAYS, RegistryStub, sample_items
 
-from mcpsync.manifest import INIT_TEMPLATE
+from mcpsync.manifest_edit import INIT_TEMPLATE
 
 WEATHER, NOTES, SEARCH = (
     "io.github.example/weather",

@@ -21,7 +21,7 @@ from mcpsync.errors import InputError
 def init(ctx: Context, force: bool, as_json: bool) -> int:
     """Write a commented mcp.toml in the project directory."""
     from mcpsync.fsutil import atomic_write
-    from mcpsync.manifest import INIT_TEMPLATE
+    from mcpsync.manifest_edit import INIT_TEMPLATE
 
     path = ctx.manifest_path
     if path.exists() and not force:
@@ -49,13 +49,15 @@ def add(ctx: Context, spec: str, alias: str | None, as_json: bool) -> int:
 
     If locking fails, mcp.toml and mcp.lock are left as they were.
     """
-    from mcpsync import manifest
+    from mcpsync import manifest_edit
 
     name, _, version = spec.partition("@")
-    alias = alias or manifest.default_alias(name)
+    alias = alias or manifest_edit.default_alias(name)
     return _edit_then_lock(
         ctx,
-        lambda text: manifest.add_server(text, ctx.manifest_path, alias, name, version or None),
+        lambda text: manifest_edit.add_server(
+            text, ctx.manifest_path, alias, name, version or None
+        ),
         [alias],
         as_json,
     )
@@ -69,10 +71,10 @@ def add(ctx: Context, spec: str, alias: str | None, as_json: bool) -> int:
 @click.pass_obj
 def remove(ctx: Context, alias: str, as_json: bool) -> int:
     """Remove a server from mcp.toml (and from target subsets), then lock."""
-    from mcpsync import manifest
+    from mcpsync import manifest_edit
 
     return _edit_then_lock(
-        ctx, lambda text: manifest.remove_server(text, ctx.manifest_path, alias), [], as_json
+        ctx, lambda text: manifest_edit.remove_server(text, ctx.manifest_path, alias), [], as_json
     )
 
 

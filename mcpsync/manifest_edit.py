@@ -1,0 +1,295 @@
+"""Edit mcp.toml for `init`, `add` and `remove`, keeping the user's comments and layout.
+
+A new server table is written as its own paragraph with a plain text edit, and a removed one is
+cut out with the comment lines above it; each edit is read back and compared with what it
+meant to do, and a layout the text edits do not know falls back to tomlkit.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from mcpsync.errors import InputError
+from mcpsync.manifest import ALIAS_HINT, ALIAS_RE, NAME_HINT, NAME_RE
+
+INIT_TEMPLATE = """\
+# mcp.toml: the MCP servers this project uses. `mcpsync lock` pins them in mcp.lock;
+# `mcpsync sync` writes them into the configs listed under [[targets]].
+
+# [registry]
+# url = "https://registry.modelcontextprotocol.io"   # the default; file:DIR for a snapshot
+
+# A server from the registry. The key is the alias: the server's name in every config.
+# [servers.filesystem]
+# name = "io.github.modelcontextprotocol/server-filesystem"
+# version = "^2026.8"            # ^ ~ 1.x * >= <, PEP 440, an exact version, or "latest"
+# args = ["/workspace"]          # extra arguments after the package's own
+# env = { LOG_LEVEL = "info" }   # "${VAR}" stays a reference, never a value
+# package = "npm"                # npm | pypi | oci | nuget | mcpb | remote
+# transport = "stdio"            # stdio | streamable-http | sse
+
+# A server that is not in any registry.
+# [servers.internal]
+# command = "uvx"
+# args = ["internal-mcp==1.4.2"]
+
+[servers]
+
+# Where `mcpsync sync` writes the servers.
+# [[targets]]
+# kind = "holodeck-agent"
+# path = "agents/*/agent.yaml"
+"""
+
+
+def default_alias(name: str) -> str:
+    """`io.github.acme/server-files` -> `server-files`: the part people say."""
+    tail = name.rsplit("/", 1)[-1]
+    alias = re.sub(r"[^A-Za-z0-9_-]", "-", tail).strip("-_") or "server"
+    return alias if ALIAS_RE.match(alias) else f"s-{alias}"
+
+
+def add_server(text: str, path: Path, alias: str, name: str, version: str | None) -> str:
+    """mcp.toml text with [servers.ALIAS] added or its name/version updated.
+
+    A new server goes after the last [servers.*] table as its own paragraph (one blank line
+    before and after), every other byte untouched. An existing one is edited in place."""
+    import tomlkit
+
+    if not ALIAS_RE.match(alias):
+        raise InputError(
+            f"invalid server alias '{alias}'",
+            hint=f"{ALIAS_HINT}; pick one with --as ALIAS",
+        )
+    if not NAME_RE.match(name):
+        raise InputError(
+            f"'{name}' is not a registry server name",
+            hint=NAME_HINT,
+        )
+    doc = _edit_doc(text, path)
+    servers = doc.get("servers")
+    if isinstance(servers, tomlkit.items.InlineTable):
+        raise InputError(
+            f"{path.name}: `servers` is an inline table; `mcpsync add` edits [servers.ALIAS] "
+            "tables. File not modified.",
+            hint=f"rewrite it as [servers.ALIAS] tables, or add [servers.{alias}] by hand",
+        )
+    existing = servers.get(alias) if servers is not None else None
+    if existing is None:
+        fields = {"name": name, **({"version": version} if version is not None else {})}
+        block = f"[servers.{alias}]\n" + "".join(
+            f"{key} = {tomlkit.item(value).as_string()}\n" for key, value in fields.items()
+        )
+        wanted = _toml_data(text)
+        wanted.setdefault("servers", {})[alias] = fields
+        new = _insert_paragraph(text, block)
+        if new is not None and _toml_data(new) == wanted:
+            return new
+        return _tomlkit_add(doc, alias, fields, text)
+    if "name" not in existing:
+        raise InputError(
+            f"{path.name}: server '{alias}' is a custom server (command/url), not '{name}'",
+            hint="choose another alias with --as ALIAS",
+        )
+    if existing.get("name") != name:
+        raise InputError(
+            f"{path.name}: server '{alias}' already names {existing.get('name')!r}",
+            hint="choose another alias with --as ALIAS",
+        )
+    if version is not None:
+        existing["version"] = version
+    return tomlkit.dumps(doc)
+
+
+def remove_server(text: str, path: Path, alias: str) -> str:
+    """mcp.toml text without [servers.ALIAS] (and without it in target subsets).
+
+    The table goes with the comment lines directly above its header; comments that belong to
+    the next table, and the blank line between paragraphs, stay."""
+    doc = _edit_doc(text, path)
+    servers = doc.get("servers")
+    if servers is None or alias not in servers:
+        raise InputError(
+            f"{path.name}: no server '{alias}' to remove",
+            hint=f"servers: {', '.join(servers or ()) or '(none)'}",
+        )
+    wanted = _toml_data(text)
+    del wanted["servers"][alias]
+    for target in wanted.get("targets", []):
+        if isinstance(target, dict) and alias in (target.get("servers") or []):
+            target["servers"] = [a for a in target["servers"] if a != alias]
+    if not wanted["servers"]:
+        del wanted["servers"]  # removing the last [servers.X] may remove `servers` itself
+    cut = _cut_table(text, alias)
+    if cut is not None:
+        new = _drop_from_subsets(cut, alias)
+        got = _toml_data(new)
+        if got.get("servers") == {}:
+            del got["servers"]
+        if got == wanted:
+            return new
+    del servers[alias]  # a layout the text edit does not know: let tomlkit do it
+    _drop_from_subsets_doc(doc, alias)
+    import tomlkit
+
+    return tomlkit.dumps(doc)
+
+
+def _edit_doc(text: str, path: Path) -> Any:
+    import tomlkit
+
+    try:
+        return tomlkit.parse(text)
+    except Exception as exc:  # tomlkit's ParseError family
+        raise InputError(f"Invalid TOML in {path}: {exc}. File not modified.") from None
+
+
+def _toml_data(text: str) -> dict[str, Any]:
+    """Plain data, for checking that an edit did exactly what it meant to."""
+    import tomlkit
+
+    try:
+        return dict(tomlkit.parse(text).unwrap())
+    except Exception:  # an edit that broke the file: the caller falls back
+        return {"": object()}
+
+
+def _tomlkit_add(doc: Any, alias: str, fields: dict[str, str], text: str) -> str:
+    import tomlkit
+
+    servers = doc.get("servers")
+    if servers is None:
+        servers = tomlkit.table(is_super_table=True)
+        doc.add("servers", servers)
+    table = tomlkit.table()
+    for key, value in fields.items():
+        table[key] = value
+    table.add(tomlkit.nl())  # a blank line before whatever follows
+    servers.add(alias, table)
+    out = tomlkit.dumps(doc)
+    return out[:-1] if out.endswith("\n\n") and not text.endswith("\n\n") else out
+
+
+def _drop_from_subsets(text: str, alias: str) -> str:
+    doc = _edit_doc(text, Path("mcp.toml"))
+    return str(doc.as_string()) if _drop_from_subsets_doc(doc, alias) else text
+
+
+def _drop_from_subsets_doc(doc: Any, alias: str) -> bool:
+    changed = False
+    for target in doc.get("targets", []):
+        subset = target.get("servers")
+        if subset is not None and alias in subset:
+            subset.remove(alias)  # a target subset naming a removed alias would not parse
+            changed = True
+    return changed
+
+
+# ---------------------------------------------------------------- line-level layout
+
+_HEADER = re.compile(r"^[ \t]*(\[\[?)([^\[\]]*)\]\]?[ \t]*(#.*)?$")
+_KEY_PART = re.compile(r"""[ \t]*("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)[ \t]*""")
+
+
+def _header(line: str) -> tuple[bool, tuple[str, ...]] | None:
+    """(is an array-of-tables header, key path) for a table header line, else None."""
+    match = _HEADER.match(line.rstrip("\r\n"))
+    if match is None:
+        return None
+    path: list[str] = []
+    rest = match.group(2)
+    while True:
+        part = _KEY_PART.match(rest)
+        if part is None:
+            return None
+        token = part.group(1)
+        path.append(token[1:-1] if token[:1] in "\"'" else token)
+        rest = rest[part.end() :]
+        if not rest:
+            return match.group(1) == "[[", tuple(path)
+        if rest[0] != ".":
+            return None
+        rest = rest[1:]
+
+
+def _blank(line: str) -> bool:
+    return not line.strip()
+
+
+def _comment(line: str) -> bool:
+    return line.lstrip().startswith("#")
+
+
+def _headers(lines: list[str]) -> list[tuple[int, bool, tuple[str, ...]]]:
+    found = []
+    for index, line in enumerate(lines):
+        parsed = _header(line)
+        if parsed is not None:
+            found.append((index, *parsed))
+    return found
+
+
+def _content_end(lines: list[str], start: int, end: int) -> int:
+    """One past a table's own lines: its last key line plus comments glued under it, but not
+    a trailing comment paragraph, nor comments glued to the next header."""
+    last = max(i for i in range(start, end) if not _blank(lines[i]) and not _comment(lines[i]))
+    stop = last + 1
+    while stop < end and _comment(lines[stop]):
+        stop += 1
+    if stop == end and end < len(lines):  # the comments run into the next header: its own
+        return last + 1
+    return stop if stop == end or _blank(lines[stop]) else last + 1
+
+
+def _insert_paragraph(text: str, block: str) -> str | None:
+    """`block` as a paragraph after the last [servers.*] table, or at the end of the file."""
+    nl = "\r\n" if "\r\n" in text else "\n"
+    block = block.replace("\n", nl)
+    lines = text.splitlines(keepends=True)
+    headers = _headers(lines)
+    ours = [i for i, aot, key in headers if not aot and key[:1] == ("servers",)]
+    if ours:
+        start = ours[-1]
+        end = next((i for i, _, _ in headers if i > start), len(lines))
+        at = _content_end(lines, start, end)
+    elif "servers" in _toml_data(text):
+        return None  # servers written as dotted keys or inline: not a layout to guess at
+    else:
+        at = len(lines)
+    before, after = "".join(lines[:at]), "".join(lines[at:])
+    if before and not before.endswith(("\n", "\r")):
+        before += nl
+    gap = "" if not before or before.endswith(nl + nl) else nl
+    tail = "" if not after or after.startswith(nl) else nl
+    return before + gap + block + tail + after
+
+
+def _cut_table(text: str, alias: str) -> str | None:
+    """`text` without the lines of [servers.ALIAS] (and its sub-tables), or None if they are
+    not one contiguous run of tables."""
+    lines = text.splitlines(keepends=True)
+    headers = _headers(lines)
+    ours = [
+        n for n, (_, aot, key) in enumerate(headers) if not aot and key[:2] == ("servers", alias)
+    ]
+    if not ours or ours != list(range(ours[0], ours[-1] + 1)):
+        return None
+    start = headers[ours[0]][0]
+    following = ours[-1] + 1
+    end = headers[following][0] if following < len(headers) else len(lines)
+    stop = _content_end(lines, start, end)
+    first = start
+    while first > 0 and _comment(lines[first - 1]):
+        first -= 1
+    if first == 0 and start > 0:  # comments from the top of the file head the file, not us
+        first = start
+    before, after = lines[:first], lines[stop:]
+    if not before or _blank(before[-1]):
+        while after and _blank(after[0]):
+            after.pop(0)
+    if not after:
+        while before and _blank(before[-1]):
+            before.pop()
+    return "".join(before + after)
