@@ -49,15 +49,15 @@ NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_-]*"  # the alias rule; every client acce
 UserPath = Callable[[Path], Path]  # home -> the user-scope file (raises when there is none)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ClientFormat:
     kind: str
-    map_key: tuple[str, ...]  # where the server map lives in the file
-    comments: bool  # the client reads JSONC (comments, trailing commas)
-    project_file: str | None  # relative to mcp.toml; None: the client has no project file
     user_file: UserPath
     style: RefStyle  # how it writes ${NAME}; no_syntax: it cannot
     render: Callable[[Renderer], dict[str, Any]]
+    map_key: tuple[str, ...] = ("mcpServers",)  # where the server map lives in the file
+    comments: bool = False  # the client reads JSONC (comments, trailing commas)
+    project_file: str | None = None  # relative to mcp.toml; None: the client has no project file
 
 
 # ------------------------------------------------------------------------ platform paths
@@ -157,26 +157,23 @@ CLIENTS: dict[str, ClientFormat] = {
     f.kind: f
     for f in (
         ClientFormat(
-            "claude-code",
-            ("mcpServers",),  # only the top-level map: the rest of ~/.claude.json is app state
-            comments=False,
+            kind="claude-code",
+            # only the top-level map: the rest of ~/.claude.json is app state
+            map_key=("mcpServers",),
             project_file=".mcp.json",
             user_file=in_home(".claude.json"),
             style=dollar_brace,
             render=claude_code,
         ),
         ClientFormat(
-            "cursor",
-            ("mcpServers",),
-            comments=False,
+            kind="cursor",
             project_file=".cursor/mcp.json",
             user_file=in_home(".cursor", "mcp.json"),
             style=env_colon,
             render=cursor,
         ),
         ClientFormat(
-            "gemini",
-            ("mcpServers",),
+            kind="gemini",
             comments=True,
             project_file=".gemini/settings.json",
             user_file=in_home(".gemini", "settings.json"),
@@ -184,26 +181,20 @@ CLIENTS: dict[str, ClientFormat] = {
             render=gemini,
         ),
         ClientFormat(
-            "claude-desktop",
-            ("mcpServers",),
-            comments=False,
-            project_file=None,
+            kind="claude-desktop",
             user_file=claude_desktop_user,
             style=no_syntax,
             render=claude_desktop,
         ),
         ClientFormat(
-            "windsurf",
-            ("mcpServers",),
-            comments=False,
-            project_file=None,
+            kind="windsurf",
             user_file=in_home(".codeium", "windsurf", "mcp_config.json"),
             style=env_colon,
             render=windsurf,
         ),
         ClientFormat(
-            "zed",
-            ("context_servers",),
+            kind="zed",
+            map_key=("context_servers",),
             comments=True,  # Zed's settings files are JSONC (comments, trailing commas)
             project_file=".zed/settings.json",
             user_file=in_home(".config", "zed", "settings.json"),

@@ -49,8 +49,8 @@ def render(r: Renderer) -> dict[str, Any]:
 
 
 VSCODE = ClientFormat(
-    "vscode",
-    ("servers",),
+    kind="vscode",
+    map_key=("servers",),
     comments=True,
     project_file=".vscode/mcp.json",
     user_file=vscode_user,
