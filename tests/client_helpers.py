@@ -1,4 +1,5 @@
-"""Helpers for the MCP client target tests: a project on disk, a file: registry, the CLI.
+"""Helpers for the MCP client target tests: their registry items, mcp.toml snippets and
+project (on tests/project_helpers.py), and readers for what the clients parse.
 
 Each test gets its own project directory, HOME and MCPSYNC_STATE_DIR (all temp dirs), a
 snapshot registry written here, and runs the real `mcpsync lock` and `mcpsync sync`
@@ -9,19 +10,15 @@ shares nothing with mcpsync's own editors.
 from __future__ import annotations
 
 import contextlib
-import io
 import json
-import os
-import textwrap
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import project_helpers
 import pytest
+from project_helpers import Result, new_project
 from registry_stub import make_item, npm_package
-
-from mcpsync.cli.main import run
 
 # --------------------------------------------------------------------------- the registry
 
@@ -174,51 +171,14 @@ def target(kind: str, **fields: Any) -> str:
 # --------------------------------------------------------------------------- the project
 
 
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-    @property
-    def text(self) -> str:
-        return self.out + self.err
-
-    def json(self) -> Any:
-        return json.loads(self.out)
-
-
-@dataclass
-class Project:
-    root: Path
-    home: Path
-    state: Path
-
-    def path(self, rel: str) -> Path:
-        return self.home / rel[2:] if rel.startswith("~/") else self.root / rel
-
-    def write(self, rel: str, text: str) -> Path:
-        path = self.path(rel)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(text.encode("utf-8"))
-        return path
+class Project(project_helpers.Project):
+    """mcp.toml from SERVERS by alias; files read back as text."""
 
     def read(self, rel: str) -> str:
-        return self.path(rel).read_bytes().decode("utf-8")
+        return self.read_text(rel)
 
     def manifest(self, servers: Iterable[str], *targets: str) -> None:
-        body = "".join(textwrap.dedent(SERVERS[s]).strip("\n") + "\n\n" for s in servers)
-        self.write("mcp.toml", '[registry]\nurl = "file:registry"\n\n' + body + "\n".join(targets))
-
-    def run(self, *args: str) -> Result:
-        return invoke(["-C", str(self.root), *args])
-
-    def lock(self) -> None:
-        result = self.run("lock")
-        assert result.code == 0, result.text
-
-    def sync(self, *args: str) -> Result:
-        return self.run("sync", *args)
+        self.write_manifest([SERVERS[s] for s in servers], tail="\n".join(targets))
 
     def setup(self, servers: Iterable[str], *targets: str) -> Result:
         """mcp.toml, lock, sync; the sync must succeed."""
@@ -229,38 +189,10 @@ class Project:
         return result
 
 
-def invoke(argv: list[str]) -> Result:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = run(argv)
-    return Result(code, out.getvalue(), err.getvalue())
-
-
 def make_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str = "proj") -> Project:
-    home, state = tmp_path / "home", tmp_path / "state"
-    home.mkdir(exist_ok=True)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("MCPSYNC_STATE_DIR", str(state))
-    for var in ("MCPSYNC_REGISTRY", "XDG_STATE_HOME", "USERPROFILE", "APPDATA"):
-        monkeypatch.delenv(var, raising=False)
     for var, value in SECRET_VALUES.items():
         monkeypatch.setenv(var, value)
-    root = tmp_path / name
-    root.mkdir()
-    proj = Project(root, home, state)
-    proj.write("registry/servers.json", json.dumps({"servers": registry_items()}, indent=2))
-    return proj
-
-
-def snapshot(paths: Iterable[Path]) -> dict[Path, tuple[bytes, int]]:
-    return {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in paths}
-
-
-def age(paths: Iterable[Path], seconds: float = 10.0) -> None:
-    """Move mtimes into the past, so a rewrite within the same clock tick still shows."""
-    for p in paths:
-        st = p.stat()
-        os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns - int(seconds * 1e9)))
+    return new_project(Project, tmp_path, monkeypatch, registry_items(), name)
 
 
 @contextlib.contextmanager
@@ -280,6 +212,14 @@ def strict_json(text: str) -> Any:
     return json.loads(text)
 
 
+def _string_end(text: str, i: int) -> int:
+    """One past the closing quote of the string that opens at `i`."""
+    j = i + 1
+    while text[j] != '"':
+        j += 2 if text[j] == "\\" else 1
+    return j + 1
+
+
 def strip_comments(text: str) -> str:
     """// and /* */ comments outside strings blanked, as strip-json-comments does."""
     out: list[str] = []
@@ -287,11 +227,9 @@ def strip_comments(text: str) -> str:
     while i < n:
         c = text[i]
         if c == '"':
-            j = i + 1
-            while text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i : j + 1])
-            i = j + 1
+            j = _string_end(text, i)
+            out.append(text[i:j])
+            i = j
         elif text.startswith("//", i):
             j = text.find("\n", i)
             i = n if j < 0 else j
@@ -312,11 +250,9 @@ def strip_trailing_commas(text: str) -> str:
     while i < n:
         c = text[i]
         if c == '"':
-            j = i + 1
-            while text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i : j + 1])
-            i = j + 1
+            j = _string_end(text, i)
+            out.append(text[i:j])
+            i = j
             continue
         if c == ",":
             j = i + 1

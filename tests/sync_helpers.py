@@ -1,8 +1,5 @@
-"""Helpers for the sync tests: an isolated project on disk, a file: registry, the CLI in-process.
-
-Every project lives in a temp dir with HOME and MCPSYNC_STATE_DIR pointing at temp dirs too,
-so no test reads or writes the real home. Locks are built by the real `mcpsync lock` from a
-`file:` snapshot registry written here (items shaped by tests/registry_stub.py).
+"""Helpers for the sync tests: their registry items, mcp.toml snippets and project (on
+tests/project_helpers.py: an isolated project on disk, a file: registry, the CLI in-process).
 
     @pytest.fixture
     def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
@@ -17,20 +14,14 @@ so no test reads or writes the real home. Locks are built by the real `mcpsync l
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
-import os
-import textwrap
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import project_helpers
 import pytest
+from project_helpers import new_project
 from registry_stub import make_item, npm_package
-
-from mcpsync.cli.main import run
 
 # --- a registry snapshot ---------------------------------------------------------------------
 
@@ -186,62 +177,18 @@ GLOBAL_TARGET = """
 # --- the project -----------------------------------------------------------------------------
 
 
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-    @property
-    def text(self) -> str:
-        return self.out + self.err
-
-    def json(self) -> Any:
-        return json.loads(self.out)
-
-
-@dataclass
-class Project:
-    root: Path
-    home: Path
-    state: Path
-
-    # files
-
-    def path(self, rel: str) -> Path:
-        return self.root / rel
-
-    def write(self, rel: str, text: str | bytes) -> Path:
-        path = self.path(rel)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(text, str):
-            text = text.encode("utf-8")
-        path.write_bytes(text)
-        return path
+class Project(project_helpers.Project):
+    """mcp.toml from snippets; files read back as bytes."""
 
     def read(self, rel: str) -> bytes:
-        return self.path(rel).read_bytes()
+        return self.read_bytes(rel)
 
     def manifest(self, *snippets: str, registry: str = "file:registry") -> None:
         """mcp.toml from mcp.toml snippets (dedented), with the snapshot registry."""
-        body = "".join(textwrap.dedent(s).strip("\n") + "\n\n" for s in snippets)
-        self.write("mcp.toml", f'[registry]\nurl = "{registry}"\n\n{body}')
+        self.write_manifest(snippets, registry=registry)
 
     def registry(self, items: Iterable[dict[str, Any]] | None = None) -> None:
-        data = {"servers": list(registry_items() if items is None else items)}
-        self.write("registry/servers.json", json.dumps(data, indent=2))
-
-    # commands
-
-    def run(self, *args: str) -> Result:
-        return invoke(["-C", str(self.root), *args])
-
-    def lock(self) -> None:
-        result = self.run("lock")
-        assert result.code == 0, result.text
-
-    def sync(self, *args: str) -> Result:
-        return self.run("sync", *args)
+        self.write_registry(registry_items() if items is None else items)
 
     def sibling(self, name: str) -> Project:
         """Another project on the same machine: same HOME, same state dir."""
@@ -250,58 +197,7 @@ class Project:
         other.registry()
         return other
 
-    def ledger(self) -> dict[str, Any]:
-        return json.loads((self.state / "owners.json").read_text(encoding="utf-8"))
-
-
-def invoke(argv: list[str]) -> Result:
-    """The CLI in-process, through the same entry point as the console script."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = run(argv)
-    return Result(code, out.getvalue(), err.getvalue())
-
-
-def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
-    """HOME and MCPSYNC_STATE_DIR in temp dirs; no registry override from the environment."""
-    home, state = tmp_path / "home", tmp_path / "state"
-    home.mkdir(exist_ok=True)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("MCPSYNC_STATE_DIR", str(state))
-    for name in ("MCPSYNC_REGISTRY", "XDG_STATE_HOME", "USERPROFILE"):
-        monkeypatch.delenv(name, raising=False)
-    return home, state
-
 
 def make_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
     """An empty project dir with the snapshot registry, isolated from the real home."""
-    home, state = isolate(tmp_path, monkeypatch)
-    proj = Project(tmp_path / "proj", home, state)
-    proj.root.mkdir()
-    proj.registry()
-    return proj
-
-
-# --- file observations -----------------------------------------------------------------------
-
-
-def snapshot(paths: Iterable[Path]) -> dict[Path, tuple[bytes, int]]:
-    """Bytes and mtime (ns) of each file, to assert that nothing was written."""
-    return {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in paths}
-
-
-def age(paths: Iterable[Path], seconds: float = 10.0) -> None:
-    """Set mtimes in the past, so a rewrite within the same clock tick still shows."""
-    for p in paths:
-        st = p.stat()
-        os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns - int(seconds * 1e9)))
-
-
-@contextlib.contextmanager
-def cwd(path: Path) -> Iterator[None]:
-    old = Path.cwd()
-    os.chdir(path)
-    try:
-        yield
-    finally:
-        os.chdir(old)
+    return new_project(Project, tmp_path, monkeypatch, registry_items())

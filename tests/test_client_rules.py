@@ -11,15 +11,14 @@ from client_helpers import (
     FIVE,
     SECRET_VALUES,
     Project,
-    age,
     codex_toml,
     jsonc,
     make_project,
     platform,
-    snapshot,
     strict_json,
     target,
 )
+from project_helpers import age, snapshot
 
 KINDS = (
     "claude-code",

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 import yaml
-from sync_helpers import SERVERS, Project, make_project, snapshot
+from project_helpers import snapshot
+from sync_helpers import SERVERS, Project, make_project
 
 from mcpsync.ownership import Ledger, claim
 

@@ -11,16 +11,9 @@ from typing import Any
 
 import pytest
 import yaml
+from project_helpers import age, snapshot
 from registry_stub import make_item, npm_package
-from sync_helpers import (
-    AGENT_TARGET,
-    GLOBAL_TARGET,
-    SERVERS,
-    Project,
-    age,
-    make_project,
-    snapshot,
-)
+from sync_helpers import AGENT_TARGET, GLOBAL_TARGET, SERVERS, Project, make_project
 
 
 @pytest.fixture

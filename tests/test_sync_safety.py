@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sync_helpers import AGENT_TARGET, GLOBAL_TARGET, SERVERS, Project, make_project, snapshot
+from project_helpers import snapshot
+from sync_helpers import AGENT_TARGET, GLOBAL_TARGET, SERVERS, Project, make_project
 
 from mcpsync import fsutil
 from mcpsync.errors import EnvFailure

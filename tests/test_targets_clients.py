@@ -21,15 +21,14 @@ from client_helpers import (
     CODEX_STDIO,
     FIVE,
     Project,
-    age,
     codex_toml,
     gemini_json,
     jsonc,
     make_project,
-    snapshot,
     strict_json,
     target,
 )
+from project_helpers import age, snapshot
 
 CLAUDE_CODE_BEFORE = """\
 {
