@@ -17,7 +17,14 @@ from typing import Any
 
 import project_helpers
 import pytest
-from project_helpers import Result, new_project
+from project_helpers import (
+    Result,
+    bundle_mcpb,
+    new_project,
+    postgres_oci,
+    search_remote,
+    weather_pypi,
+)
 from registry_stub import make_item, npm_package
 
 # --------------------------------------------------------------------------- the registry
@@ -39,51 +46,16 @@ def registry_items() -> list[dict[str, Any]]:
         item(
             "io.github.acme/weather",
             version="0.5.0",
-            packages=[
-                {
-                    "registryType": "pypi",
-                    "identifier": "acme-weather-mcp",
-                    "version": "0.5.0",
-                    "transport": {"type": "stdio"},
-                    "environmentVariables": [
-                        {"name": "WEATHER_API_KEY", "isRequired": True, "isSecret": True},
-                        {"name": "WEATHER_UNITS", "default": "celsius"},
-                    ],
-                }
-            ],
+            packages=[weather_pypi()],
         ),
         item(
             "io.github.acme/postgres",
             version="3.1.0",
-            packages=[
-                {
-                    "registryType": "oci",
-                    "identifier": "docker.io/acme/postgres-mcp:3.1.0",
-                    "transport": {"type": "stdio"},
-                    "environmentVariables": [
-                        {"name": "PGHOST", "isRequired": True},
-                        {"name": "PGPASSWORD", "isRequired": True, "isSecret": True},
-                    ],
-                }
-            ],
+            packages=[postgres_oci()],
         ),
         item(
             "com.acme/search",
-            remotes=[
-                {
-                    "type": "streamable-http",
-                    "url": "https://mcp.acme.example/search",
-                    "headers": [
-                        {
-                            "name": "Authorization",
-                            "value": "Bearer {token}",
-                            "isRequired": True,
-                            "isSecret": True,
-                            "variables": {"token": {"isRequired": True, "isSecret": True}},
-                        }
-                    ],
-                }
-            ],
+            remotes=[search_remote()],
         ),
         item(
             "com.acme/events",
@@ -97,15 +69,7 @@ def registry_items() -> list[dict[str, Any]]:
         ),
         item(
             "io.github.acme/bundle",
-            packages=[
-                {
-                    "registryType": "mcpb",
-                    "identifier": "https://github.com/acme/bundle/releases/download/v1/b.mcpb",
-                    "version": "1.0.0",
-                    "fileSha256": "a" * 64,
-                    "transport": {"type": "stdio"},
-                }
-            ],
+            packages=[bundle_mcpb()],
         ),
     ]
 

@@ -132,6 +132,67 @@ def new_project(
     return proj
 
 
+# --- registry packages and remotes both families serve --------------------------------------
+
+
+def weather_pypi(*, runtime_hint: str | None = None) -> dict[str, Any]:
+    """acme-weather-mcp 0.5.0: a required secret and an optional variable with a default."""
+    package: dict[str, Any] = {
+        "registryType": "pypi",
+        "identifier": "acme-weather-mcp",
+        "version": "0.5.0",
+    }
+    if runtime_hint is not None:
+        package["runtimeHint"] = runtime_hint
+    package["transport"] = {"type": "stdio"}
+    package["environmentVariables"] = [
+        {"name": "WEATHER_API_KEY", "isRequired": True, "isSecret": True},
+        {"name": "WEATHER_UNITS", "default": "celsius"},
+    ]
+    return package
+
+
+def postgres_oci() -> dict[str, Any]:
+    """An image pinned by its tag, with a required variable and a required secret."""
+    return {
+        "registryType": "oci",
+        "identifier": "docker.io/acme/postgres-mcp:3.1.0",
+        "transport": {"type": "stdio"},
+        "environmentVariables": [
+            {"name": "PGHOST", "isRequired": True},
+            {"name": "PGPASSWORD", "isRequired": True, "isSecret": True},
+        ],
+    }
+
+
+def search_remote() -> dict[str, Any]:
+    """Streamable HTTP with a secret `Authorization: Bearer {token}` header."""
+    return {
+        "type": "streamable-http",
+        "url": "https://mcp.acme.example/search",
+        "headers": [
+            {
+                "name": "Authorization",
+                "value": "Bearer {token}",
+                "isRequired": True,
+                "isSecret": True,
+                "variables": {"token": {"isRequired": True, "isSecret": True}},
+            }
+        ],
+    }
+
+
+def bundle_mcpb() -> dict[str, Any]:
+    """An mcpb bundle: no launcher, a URL and a digest."""
+    return {
+        "registryType": "mcpb",
+        "identifier": "https://github.com/acme/bundle/releases/download/v1/b.mcpb",
+        "version": "1.0.0",
+        "fileSha256": "a" * 64,
+        "transport": {"type": "stdio"},
+    }
+
+
 # --- file observations -----------------------------------------------------------------------
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import project_helpers
 import pytest
-from project_helpers import new_project
+from project_helpers import bundle_mcpb, new_project, postgres_oci, search_remote, weather_pypi
 from registry_stub import make_item, npm_package
 
 # --- a registry snapshot ---------------------------------------------------------------------
@@ -56,19 +56,7 @@ def registry_items() -> list[dict[str, Any]]:
             "0.5.0",
             is_latest=True,
             description="Forecasts",
-            packages=[
-                {
-                    "registryType": "pypi",
-                    "identifier": "acme-weather-mcp",
-                    "version": "0.5.0",
-                    "runtimeHint": "uvx",
-                    "transport": {"type": "stdio"},
-                    "environmentVariables": [
-                        {"name": "WEATHER_API_KEY", "isRequired": True, "isSecret": True},
-                        {"name": "WEATHER_UNITS", "default": "celsius"},
-                    ],
-                }
-            ],
+            packages=[weather_pypi(runtime_hint="uvx")],
         )
     )
     items.append(
@@ -77,17 +65,7 @@ def registry_items() -> list[dict[str, Any]]:
             "3.1.0",
             is_latest=True,
             description="Query PostgreSQL",
-            packages=[
-                {
-                    "registryType": "oci",
-                    "identifier": "docker.io/acme/postgres-mcp:3.1.0",
-                    "transport": {"type": "stdio"},
-                    "environmentVariables": [
-                        {"name": "PGHOST", "isRequired": True},
-                        {"name": "PGPASSWORD", "isRequired": True, "isSecret": True},
-                    ],
-                }
-            ],
+            packages=[postgres_oci()],
         )
     )
     items.append(
@@ -96,21 +74,7 @@ def registry_items() -> list[dict[str, Any]]:
             "1.0.0",
             is_latest=True,
             description="Web search",
-            remotes=[
-                {
-                    "type": "streamable-http",
-                    "url": "https://mcp.acme.example/search",
-                    "headers": [
-                        {
-                            "name": "Authorization",
-                            "value": "Bearer {token}",
-                            "isRequired": True,
-                            "isSecret": True,
-                            "variables": {"token": {"isRequired": True, "isSecret": True}},
-                        }
-                    ],
-                }
-            ],
+            remotes=[search_remote()],
         )
     )
     items.append(
@@ -119,15 +83,7 @@ def registry_items() -> list[dict[str, Any]]:
             "1.0.0",
             is_latest=True,
             description="Only an mcpb bundle",
-            packages=[
-                {
-                    "registryType": "mcpb",
-                    "identifier": "https://github.com/acme/bundle/releases/download/v1/b.mcpb",
-                    "version": "1.0.0",
-                    "fileSha256": "a" * 64,
-                    "transport": {"type": "stdio"},
-                }
-            ],
+            packages=[bundle_mcpb()],
         )
     )
     return items
