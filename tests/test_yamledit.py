@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 import yaml
 
+from mcpsync.edit import yamledit
 from mcpsync.edit.yamledit import YamlEditError, load, replace_list_items
 from mcpsync.errors import InputError
 
@@ -714,6 +716,110 @@ def test_an_edit_that_would_not_read_back_is_refused() -> None:
     # The removed item holds an anchor another key uses: the result would not parse.
     text = "tools:\n  - &x {name: a, type: mcp}\nother: *x\n"
     with pytest.raises(YamlEditError, match=r"^Could not edit agent\.yaml safely: .*not parse"):
+        edit(text)
+
+
+@pytest.fixture
+def fresh_caches() -> Iterator[None]:
+    """Renderings are cached across calls: a test that breaks the renderer must not leave
+    its output behind."""
+    yamledit._RENDERED.clear()
+    yamledit._VERIFIED_BLOCKS.clear()
+    yield
+    yamledit._RENDERED.clear()
+    yamledit._VERIFIED_BLOCKS.clear()
+
+
+def _shifted(render: Callable[..., str], by: int) -> Callable[..., str]:
+    def wrong_column(items: Any, layout: Any, eol: str) -> str:
+        return render(items, yamledit._BlockLayout(layout.dash_col + by, layout.offset), eol)
+
+    return wrong_column
+
+
+BROKEN_RENDERINGS: dict[str, Callable[[Callable[..., str]], Callable[..., str]]] = {
+    "entries one column deeper": lambda render: _shifted(render, 1),
+    "entries two columns deeper": lambda render: _shifted(render, 2),
+    "entries one column less deep": lambda render: _shifted(render, -1),
+    "no final line break": lambda render: lambda *a: render(*a)[:-1],
+    "a value unquoted": lambda render: lambda *a: render(*a).replace("'-y'", "yes"),
+    "an entry cut short": lambda render: lambda *a: render(*a).replace("    command: npx\n", ""),
+    "a key glued to its value": lambda render: lambda *a: render(*a).replace("type: ", "type:"),
+}
+
+
+def _full_load_accepts(text: str, new_items: list[dict[str, Any]]) -> bool:
+    """Whether the edit's whole result loads as intended (the check before stand-ins)."""
+    new = yamledit._New.of(new_items)
+    doc = yamledit._parse(text, "x")
+    target = yamledit._Target.find(doc, "tools", "x")
+    current = target.items(doc)
+    removed = [i for i, item in enumerate(current) if is_mcp(item)]
+    plan = yamledit._plan(doc, target, removed, new, "x")
+    out = yamledit._finish(text, yamledit._apply(text, plan.edits), doc.eol)
+    expected = yamledit._expected(current, removed, new.plain)
+    try:
+        yamledit._verify(out, doc, "tools", expected, "x")
+    except YamlEditError:
+        return False
+    return True
+
+
+@pytest.mark.usefixtures("fresh_caches")
+@pytest.mark.parametrize("fault", [None, *BROKEN_RENDERINGS])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "name: a\ntools:\n  - name: f\n  - {name: old, type: mcp}\nmodel: x\n",
+        "tools:\n  - {name: old, type: mcp}\n  # about f\n  - name: f\n",
+        "tools:\n  - name: f\n",
+        "tools:\n- name: f\n- {name: old, type: mcp}\nx: 1",
+        "x: 1\n",
+        "tools: ~\nx: 1\n",
+        "tools:\n  - name: f\n    d: |\n      text\n\n# end\n",
+        "tools:\r\n    -   name: f\r\n    -   {name: old, type: mcp}\r\n",
+    ],
+)
+def test_stand_in_check_never_accepts_what_a_full_load_refuses(
+    monkeypatch: pytest.MonkeyPatch, text: str, fault: str | None
+) -> None:
+    # New entries are checked on their own, and the file with a stand-in in their place:
+    # whatever a full load of the result would refuse, that refuses too. (It also refuses
+    # entries away from the list's own column, which a full load may take.)
+    if fault is not None:
+        broken = BROKEN_RENDERINGS[fault](yamledit._render_block)
+        monkeypatch.setattr(yamledit, "_render_block", broken)
+    full = _full_load_accepts(text, [FS, GIT])
+    yamledit._RENDERED.clear()
+    try:
+        edit(text, [FS, GIT])
+        fast = True
+    except YamlEditError as exc:
+        assert exc.message.startswith("Could not edit agent.yaml safely: ")
+        fast = False
+    assert full or not fast  # never accepts what a full load refuses
+    if fault is None:
+        assert fast and full
+
+
+@pytest.mark.usefixtures("fresh_caches")
+def test_a_cached_rendering_does_not_skip_checking_the_file() -> None:
+    assert edit("tools:\n  - {name: x, type: mcp}\n") == "tools:\n" + FS_BLOCK  # now cached
+    # Removing `old2` leaves its blank line to the kept `|+` text before it, which would
+    # read one line longer: the file around the (cached) new entries is still loaded.
+    text = (
+        "tools:\n"
+        "  - {name: old1, type: mcp}\n"
+        "  - name: f\n"
+        "    d: |+\n"
+        "      text\n"
+        "\n"
+        "  - name: old2\n"
+        "    type: mcp\n"
+        "\n"
+        "  - name: g\n"
+    )
+    with pytest.raises(YamlEditError, match="would not read back as intended"):
         edit(text)
 
 

@@ -5,7 +5,9 @@ config.yaml) and nothing else in the file. Like pre-commit's ``migrate_config``,
 re-serialise the document: we compose it once, read the node marks (``start_mark.index`` /
 ``end_mark.index``) and splice new text between untouched slices of the original. Every edit
 is checked by loading the result; a result that does not load to exactly the intended data is
-an error, so a caller never writes a half-edited file.
+an error, so a caller never writes a half-edited file. (New block items are checked on their
+own, once per rendering, and then the file with a one-line stand-in in their place: see
+``_verify_block`` for why that check is no weaker than loading the whole result.)
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ _UNSAFE_IN_QUOTES = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\
 _NEEDS_ESCAPES = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
 # A separator new flow items can copy: its comma on the item's line, at most one line break.
 _SEP_CLEAN = re.compile(r"[ \t]*,(?:[ \t]*|\r?\n[ \t]*)")
+# Every anchor (`&name` where a node may start), and some text that only looks like one.
+_MAYBE_ANCHOR = re.compile(r"(?:^|[\s\[{,])&[^\s\[\]{},]")
 _BLOCK_SCALAR_HEADER = re.compile(r"[ \t]*[|>][-+1-9]{0,2}")  # `|`, `>-`, `|2+`, `>+1`
 _DOCUMENT_END = re.compile(r"^\.\.\.(?=[ \t\r\n]|$)", re.MULTILINE)
 
@@ -92,11 +96,19 @@ def replace_list_items(
     removed = [i for i, item in enumerate(current) if is_managed(item)]
     if not removed and not new_items:
         return text
-    edits = _plan(doc, target, removed, new_items, path)
-    out = _finish(body, _apply(body, edits), doc.eol)
+    new = _New.of(new_items)
+    plan = _plan(doc, target, removed, new, path)
+    out = _finish(body, _apply(body, plan.edits), doc.eol)
     if out == body:
         return text
-    _verify(bom + out, doc, key, _expected(current, removed, new_items), path)
+    block = plan.block
+    if block is None or _MAYBE_ANCHOR.search(body):  # no anchor: no alias sees the stand-in
+        _verify(bom + out, doc, key, _expected(current, removed, new.plain), path)
+    else:
+        _verify_block(block, new, key, path)
+        out_with_stand_in = _finish(body, _apply(body, block.with_stand_in(plan.edits)), doc.eol)
+        expected = _expected(current, removed, [_STAND_IN_VALUE])
+        _verify(bom + out_with_stand_in, doc, key, expected, path)
     return bom + out
 
 
@@ -316,21 +328,27 @@ def _is_key(node: yaml.Node, key: str) -> bool:
 # --------------------------------------------------------------------------- planning
 
 
+@dataclass(frozen=True)
+class _Plan:
+    edits: list[_Edit]
+    block: _NewBlock | None = None  # new block items, inside one of the edits
+
+
 def _plan(
     doc: _Doc,
     target: _Target,
     removed: list[int],
-    new_items: Sequence[Mapping[str, Any]],
+    new: _New,
     path: str,
-) -> list[_Edit]:
+) -> _Plan:
     if target.is_empty(doc):
-        return _plan_fill(doc, target, new_items, path)
+        return _plan_fill(doc, target, new, path)
     seq = target.value
     assert isinstance(seq, yaml.SequenceNode)
     _check_items_in_order(seq, target.key, path)
     if seq.flow_style:
-        return _plan_flow(doc, seq, removed, new_items, path)
-    return _plan_block(doc, target, seq, removed, new_items, path)
+        return _Plan(_plan_flow(doc, seq, removed, new, path))
+    return _plan_block(doc, target, seq, removed, new, path)
 
 
 def _check_items_in_order(seq: yaml.SequenceNode, key: str, path: str) -> None:
@@ -366,23 +384,21 @@ def _finish(body: str, out: str, eol: str) -> str:
 # --- absent, null or `[]`: write a fresh block list
 
 
-def _plan_fill(
-    doc: _Doc, target: _Target, new_items: Sequence[Mapping[str, Any]], path: str
-) -> list[_Edit]:
+def _plan_fill(doc: _Doc, target: _Target, new: _New, path: str) -> _Plan:
     if doc.root is not None and doc.root.flow_style:
         raise YamlEditError(
             f"{path}: the top level is a flow mapping ({{...}}); mcpsync cannot add a block "
             f"list `{target.key}` to it. File not modified."
         )
-    if not new_items:  # `tools: []` or null and nothing to add: already right
-        return []
+    if not new.plain:  # `tools: []` or null and nothing to add: already right
+        return _Plan([])
     body, eol = doc.body, doc.eol
     key_col = _column(body, doc.root.start_mark.index) if doc.root is not None else 0
-    block = _render_block(new_items, _BlockLayout(key_col + 2, 2), eol)
+    block = _NewBlock.render(new, _BlockLayout(key_col + 2, 2), eol, key_col)
     if target.key_node is None or target.value is None:
         at = _document_end(doc)
         lead = eol if at and body[at - 1] != "\n" else ""
-        return [(at, at, f"{lead}{_scalar(target.key)}:{eol}{block}")]
+        return _Plan([(at, at, f"{lead}{_scalar(target.key)}:{eol}{block.text}")], block)
     value = target.value
     cut = _colon_end(body, target.key_node, target.key, path)
     if isinstance(value, yaml.SequenceNode):  # `[]`, maybe after an anchor or `!!seq`: keep them
@@ -391,7 +407,7 @@ def _plan_fill(
     after = _line_end_from(body, value_end)
     lead = eol if after == len(body) and not body.endswith("\n") else ""
     # Drop ` ~` / ` []` but keep a comment that follows on the key's line.
-    return [(cut, value_end, ""), (after, after, lead + block)]
+    return _Plan([(cut, value_end, ""), (after, after, lead + block.text)], block)
 
 
 def _document_end(doc: _Doc) -> int:
@@ -467,24 +483,26 @@ def _plan_block(
     target: _Target,
     seq: yaml.SequenceNode,
     removed: list[int],
-    new_items: Sequence[Mapping[str, Any]],
+    new: _New,
     path: str,
-) -> list[_Edit]:
+) -> _Plan:
     items = _BlockList(doc.body, seq, path)
-    block = _render_block(new_items, items.layout(), doc.eol)
+    assert target.key_node is not None
+    key_col = _column(doc.body, target.key_node.start_mark.index)
+    block = _NewBlock.render(new, items.layout(), doc.eol, key_col) if new.plain else None
+    text = block.text if block else ""
     if not removed:
         end = items.span(len(seq.value) - 1)[1]
         lead = doc.eol if end == len(doc.body) and not doc.body.endswith("\n") else ""
-        return [(end, end, lead + block)]
-    edits = [(*items.span(i), block if i == removed[0] else "") for i in removed]
-    if len(removed) == len(seq.value) and not new_items:
+        return _Plan([(end, end, lead + text)], block)
+    edits = [(*items.span(i), text if i == removed[0] else "") for i in removed]
+    if len(removed) == len(seq.value) and not new.plain:
         # An emptied list stays a list, not null: `[]` after the key, or after its anchor or
         # tag (`tools: !!seq []`).
-        assert target.key_node is not None
         at = _colon_end(doc.body, target.key_node, target.key, path)
         at = max(at, _after_properties(doc.body, seq))
         edits.append((at, at, " []"))
-    return edits
+    return _Plan(edits, block)
 
 
 def _item_end(body: str, node: yaml.Node, limit: int, dash_col: int) -> int:
@@ -563,11 +581,11 @@ def _plan_flow(
     doc: _Doc,
     seq: yaml.SequenceNode,
     removed: list[int],
-    new_items: Sequence[Mapping[str, Any]],
+    new_items: _New,
     path: str,
 ) -> list[_Edit]:
     flow = _flow_list(doc.body, seq, path)
-    new = [_flow_mapping(i) for i in new_items]
+    new = new_items.flow()  # one flow mapping each
     join = _FlowJoin(doc, flow)
     if not flow.starts:  # `[ # comment\n]`: keep what is inside, the items go on new lines
         at = _line_start(doc.body, flow.close)
@@ -793,6 +811,74 @@ def _flow_comma(tail: str) -> int:
 # --------------------------------------------------------------------------- rendering
 
 
+@dataclass(frozen=True)
+class _New:
+    """The new items, as given and as they must read back; ``key`` (their repr, the identity
+    the verification compares by) keys the caches of their renderings: a sync writes the
+    same items into every file of a target."""
+
+    items: Sequence[Mapping[str, Any]]
+    plain: list[Any]
+    key: str
+
+    @classmethod
+    def of(cls, items: Sequence[Mapping[str, Any]]) -> _New:
+        plain = [_plain(item) for item in items]
+        return cls(items, plain, repr(plain))
+
+    def flow(self) -> list[str]:
+        """Each item as one flow mapping."""
+        key = ("flow", self.key)
+        rendered = _RENDERED.get(key)
+        if rendered is None:
+            rendered = _remember(key, [_flow_mapping(i) for i in self.items])
+        return list(rendered)
+
+
+@dataclass(frozen=True)
+class _NewBlock:
+    """New items rendered as block entries, and where the key of their list sits."""
+
+    text: str
+    layout: _BlockLayout
+    eol: str
+    key_col: int
+
+    @classmethod
+    def render(cls, new: _New, layout: _BlockLayout, eol: str, key_col: int) -> _NewBlock:
+        key = ("block", new.key, layout, eol)
+        text = _RENDERED.get(key)
+        if text is None:
+            text = _remember(key, _render_block(new.items, layout, eol))
+        return cls(text, layout, eol, key_col)
+
+    @property
+    def stand_in(self) -> str:
+        """One entry at the same dash column, reading as ``_STAND_IN_VALUE``."""
+        return " " * self.layout.dash_col + "- 0" + self.eol
+
+    def with_stand_in(self, edits: list[_Edit]) -> list[_Edit]:
+        """``edits`` with the stand-in where the block is (at the end of one replacement)."""
+        out = []
+        for start, end, text in edits:
+            if text.endswith(self.text):
+                text = text[: len(text) - len(self.text)] + self.stand_in
+            out.append((start, end, text))
+        return out
+
+
+_STAND_IN_VALUE = 0
+_RENDERED: dict[tuple[Any, ...], Any] = {}  # renderings of new items, by _New.key and layout
+_CACHE_SIZE = 64
+
+
+def _remember(key: tuple[Any, ...], value: Any) -> Any:
+    if len(_RENDERED) >= _CACHE_SIZE:
+        _RENDERED.clear()
+    _RENDERED[key] = value
+    return value
+
+
 def _render_block(items: Sequence[Mapping[str, Any]], layout: _BlockLayout, eol: str) -> str:
     lines: list[str] = []
     for item in items:
@@ -878,21 +964,72 @@ def _scalar(value: str) -> str:
 # --------------------------------------------------------------------------- verification
 
 
-def _expected(
-    current: list[Any], removed: list[int], new_items: Sequence[Mapping[str, Any]]
-) -> list[Any]:
+def _expected(current: list[Any], removed: list[int], new: list[Any]) -> list[Any]:
     gone = set(removed)
     at = removed[0] if removed else len(current)
     kept_after = [item for i, item in enumerate(current) if i > at and i not in gone]
-    return current[:at] + [_plain(item) for item in new_items] + kept_after
+    return current[:at] + new + kept_after
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, (dict, Mapping)):  # dict first: the ABC check is slow
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:  # most values: fast
+        return value
+    if kind is dict or isinstance(value, Mapping):
         return {k: _plain(v) for k, v in value.items()}
     if _is_list(value):
         return [_plain(v) for v in value]
     return value
+
+
+def _verify_block(block: _NewBlock, new: _New, key: str, path: str) -> None:
+    """Check new block entries on their own: with the stand-in in their place, the edited
+    file then needs only a small load (a sync writes the same entries into many files).
+
+    Why that is no weaker than loading the edited file: the entries are whole lines at the
+    list's dash column (continuation lines deeper), end with a line break and hold no
+    anchor, alias, tag, directive, document marker or block scalar (they are written by
+    `_render_block`: plain scalars from `_PLAIN`, quoted scalars, one-line flow
+    collections). A block sequence's entry is one grammar production that depends only on
+    its indentation (YAML 1.2 `c-l-block-seq-entry(n)`): swapping complete entries at the
+    same column for others leaves the reading of everything before and after them as it
+    was, and the scanner leaves them at a line start in the same state (its indentation
+    stack is unwound by the next token, which is no deeper than the dash). With no anchors
+    in the file (checked by the caller) no alias can see which entries are there. So the
+    file reads as intended if these entries read as the new items between stand-in siblings
+    at the same column under the same key column, checked here (once per rendering), and the
+    file with one stand-in entry reads as intended with it, checked by the caller. (Entries
+    away from the list's own column, which `_render_block` never writes, fail here even
+    where a full load might take them.)
+    """
+    head = " " * block.key_col + _scalar(key) + ":" + block.eol
+    probe = head + block.stand_in + block.text + block.stand_in
+    if (probe, new.key) in _VERIFIED_BLOCKS:
+        return
+    expected = {key: [_STAND_IN_VALUE, *new.plain, _STAND_IN_VALUE]}
+    try:
+        actual = load(probe, path=path)
+    except YamlEditError as exc:
+        raise _unsafe(path, exc) from exc
+    if repr(actual) != repr(expected):
+        raise YamlEditError(
+            f"Could not edit {path} safely: the new `{key}` entries would not read back as "
+            "intended. File not modified."
+        )
+    if len(_VERIFIED_BLOCKS) >= _CACHE_SIZE:
+        _VERIFIED_BLOCKS.clear()
+    _VERIFIED_BLOCKS.add((probe, new.key))
+
+
+_VERIFIED_BLOCKS: set[tuple[str, str]] = set()
+
+
+def _unsafe(path: str, exc: YamlEditError) -> YamlEditError:
+    cause = exc.__cause__
+    why = _describe(cause) if isinstance(cause, yaml.YAMLError) else exc.message
+    return YamlEditError(
+        f"Could not edit {path} safely: the result would not parse ({why}). File not modified."
+    )
 
 
 def _verify(out: str, doc: _Doc, key: str, new_list: list[Any], path: str) -> None:
@@ -901,11 +1038,7 @@ def _verify(out: str, doc: _Doc, key: str, new_list: list[Any], path: str) -> No
     try:
         actual = load(out, path=path)
     except YamlEditError as exc:
-        cause = exc.__cause__
-        why = _describe(cause) if isinstance(cause, yaml.YAMLError) else exc.message
-        raise YamlEditError(
-            f"Could not edit {path} safely: the result would not parse ({why}). File not modified."
-        ) from exc
+        raise _unsafe(path, exc) from exc
     # repr, not ==: it also tells 1 from True and keeps key order.
     if repr(actual) != repr(expected):
         raise YamlEditError(
