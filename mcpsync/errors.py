@@ -34,6 +34,8 @@ class InvalidConstraint(InputError):
 class NotFound(InputError):
     """A server or version the registry does not have (exit 2: the name is wrong)."""
 
+    server: str | None = None  # the registry name asked for, so callers can add their context
+
 
 class UnsafeData(InputError):
     """Registry data that fails validation (identifier, URL, env var name)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from mcpsync.errors import InputError
+from mcpsync.errors import InputError, NotFound
 from mcpsync.launch import LaunchOptions, render, render_custom
 from mcpsync.lockfile import Lock, LockedServer, digest
 from mcpsync.manifest import Manifest, ServerSpec
@@ -94,11 +94,7 @@ def resolve(
     names = [manifest.servers[a].name for a in [*the_plan.refresh, *the_plan.resolve]]
     found: Mapping[str, list[ServerEntry]] = {}
     if names:
-        registry = open_registry()
-        try:
-            found = registry.versions_many(sorted({n for n in names if n}))
-        finally:
-            registry.close()
+        found = _fetch(manifest, open_registry, sorted({n for n in names if n}))
     servers = []
     for alias, spec in sorted(manifest.servers.items()):
         if alias in the_plan.keep:
@@ -109,6 +105,24 @@ def resolve(
             entry = _pick(spec, found[spec.name or ""], the_plan.refresh.get(alias), registry_url)
             servers.append(_locked(spec, entry, registry_url))
     return Lock(tuple(servers))
+
+
+def _fetch(
+    manifest: Manifest, open_registry: Callable[[], Registry], names: list[str]
+) -> Mapping[str, list[ServerEntry]]:
+    registry = open_registry()
+    try:
+        return registry.versions_many(names)
+    except NotFound as missing:
+        aliases = [a for a, s in sorted(manifest.servers.items()) if s.name == missing.server]
+        if not aliases:
+            raise
+        raise NotFound(
+            f"{manifest.path.name}: server '{aliases[0]}': {missing.message}",
+            hint="check `name` in mcp.toml (`mcpsync search TEXT` lists matching names)",
+        ) from None
+    finally:
+        registry.close()
 
 
 def _pick(

@@ -1183,3 +1183,53 @@ def test_every_failure_is_an_mcpsync_error() -> None:
                 render(doc, opts())
             except McpsyncError as error:
                 assert error.message.startswith("Server 'demo' (a/b): ")
+
+
+@pytest.mark.parametrize(
+    "runtime",
+    [
+        ["--privileged"],
+        ["--cap-add", "SYS_ADMIN"],
+        ["--cap-add=ALL"],
+        ["--pid", "host"],
+        ["--ipc=host"],
+        ["-v", "/:/host"],
+        ["--volume", "/var/run/docker.sock:/var/run/docker.sock"],
+        ["--mount", "type=bind,source=/,target=/host"],
+        ["--device", "/dev/sda"],
+    ],
+)
+def test_oci_runtime_arguments_that_hand_over_the_host_are_refused(runtime: list[str]) -> None:
+    args = [{"type": "positional", "value": v} for v in runtime]
+    server = {
+        "name": "io.github.example/db",
+        "version": "1.0.0",
+        "packages": [
+            {
+                "registryType": "oci",
+                "identifier": "docker.io/example/db:1.0.0",
+                "transport": {"type": "stdio"},
+                "runtimeArguments": args,
+            }
+        ],
+    }
+    with pytest.raises(UnsafeData, match="would give the container the host"):
+        render(server, LaunchOptions(alias="db"))
+
+
+def test_oci_runtime_arguments_that_stay_inside_are_kept() -> None:
+    runtime = ["--network", "host", "-v", "/data:/data", "--pid", "container:x"]
+    server = {
+        "name": "io.github.example/db",
+        "version": "1.0.0",
+        "packages": [
+            {
+                "registryType": "oci",
+                "identifier": "docker.io/example/db:1.0.0",
+                "transport": {"type": "stdio"},
+                "runtimeArguments": [{"type": "positional", "value": v} for v in runtime],
+            }
+        ],
+    }
+    launch = render(server, LaunchOptions(alias="db"))
+    assert launch.args == ("run", "-i", "--rm", *runtime, "docker.io/example/db:1.0.0")

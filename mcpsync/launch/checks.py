@@ -224,6 +224,30 @@ def check_args(ctx: Ctx, args: Sequence[str]) -> tuple[str, ...]:
     return tuple(args)
 
 
+# docker flags that hand a container the host: a registry entry must not be able to ask for
+# them. Someone who trusts such a server declares it in mcp.toml as a custom command.
+_DOCKER_HOST_FLAGS = ("--privileged", "--cap-add", "--security-opt", "--device")
+_DOCKER_HOST_NAMESPACES = ("--pid", "--ipc", "--userns", "--uts", "--cgroupns")
+_DOCKER_MOUNTS = ("-v", "--volume", "--mount")
+_HOST_ROOTS = re.compile(r"(^|[,=])(/|/var/run/docker\.sock|/run/docker\.sock)([:,]|$)")
+
+
+def check_docker_runtime(ctx: Ctx, runtime: Sequence[str]) -> None:
+    """Refuse runtime arguments that would give an OCI server root on the host."""
+    for index, arg in enumerate(runtime):
+        flag, _, inline = arg.partition("=")
+        value = inline or (runtime[index + 1] if index + 1 < len(runtime) else "")
+        if (
+            flag in _DOCKER_HOST_FLAGS
+            or (flag in _DOCKER_HOST_NAMESPACES and value == "host")
+            or (flag in _DOCKER_MOUNTS and _HOST_ROOTS.search(value))
+        ):
+            raise ctx.unsafe(
+                f"docker runtime argument {arg!r} would give the container the host; "
+                'declare the server in mcp.toml with `command = "docker"` if you trust it'
+            )
+
+
 def check_user_inputs(ctx: Ctx) -> None:
     """mcp.toml values reach argv and configs too: no line breaks or NUL there either.
     Checked first, so a later failure is the registry's."""

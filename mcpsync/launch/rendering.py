@@ -12,6 +12,7 @@ from mcpsync.launch.checks import (
     Ctx,
     check_args,
     check_custom_shape,
+    check_docker_runtime,
     check_header,
     check_identifier,
     check_sha256,
@@ -164,6 +165,8 @@ def _render_package(
     identifier = check_identifier(ctx, field_text(ctx, pkg, "identifier"), registry_type)
     env, secrets, env_values = render_env(ctx, pkg)
     runtime, runtime_values = render_arguments(ctx, field_objects(ctx, pkg, "runtimeArguments"), ())
+    if registry_type == "oci":
+        check_docker_runtime(ctx, runtime)
     package, package_values = render_arguments(
         ctx, field_objects(ctx, pkg, "packageArguments"), ctx.opts.args
     )

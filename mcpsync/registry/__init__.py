@@ -68,7 +68,9 @@ def snapshot_path(url: str, base_dir: Path) -> Path:
 
 
 def server_not_found(name: str, url: str) -> NotFound:
-    return NotFound(f"Server '{name}' not found in registry {url}")
+    missing = NotFound(f"Server '{name}' not found in registry {url}")
+    missing.server = name
+    return missing
 
 
 def version_not_found(
