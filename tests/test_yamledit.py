@@ -493,6 +493,11 @@ def test_absent_key_is_appended_at_the_end(text: str, expected: str) -> None:
     assert edit(text) == expected
 
 
+def test_absent_key_joins_an_indented_top_level_mapping() -> None:
+    assert edit("  a: 1\n") == "  a: 1\n  tools:\n" + fs_block("    ")
+    assert edit("  a: 1  # c") == "  a: 1  # c\n  tools:\n" + fs_block("    ")[:-1]
+
+
 def test_global_config_key() -> None:
     text = "providers: {}\nmcp_servers:\n  - name: fs\n    type: mcp\n"
     assert edit(text, key="mcp_servers") == "providers: {}\nmcp_servers:\n" + FS_BLOCK

@@ -398,7 +398,8 @@ def _plan_fill(doc: _Doc, target: _Target, new: _New, path: str) -> _Plan:
     if target.key_node is None or target.value is None:
         at = _document_end(doc)
         lead = eol if at and body[at - 1] != "\n" else ""
-        return _Plan([(at, at, f"{lead}{_scalar(target.key)}:{eol}{block.text}")], block)
+        head = f"{lead}{' ' * key_col}{_scalar(target.key)}:{eol}"  # beside the other keys
+        return _Plan([(at, at, head + block.text)], block)
     value = target.value
     cut = _colon_end(body, target.key_node, target.key, path)
     if isinstance(value, yaml.SequenceNode):  # `[]`, maybe after an anchor or `!!seq`: keep them
