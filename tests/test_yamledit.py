@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import random
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -897,3 +898,47 @@ def test_two_removed_spans_keep_everything_between_and_around(
     dash = "" if first.startswith("-") else "  "
     out = edit(head + first + middle + second + tail)
     assert out == head + fs_block(dash) + middle + tail
+
+
+# --------------------------------------------------------------------------- random lists
+
+
+def _random_flow_list(rnd: random.Random) -> tuple[str, list[str], list[str]]:
+    """A multi-line flow list with comment lines and items' own comments: (text, comment
+    lines, comments of managed items)."""
+    lines, kept, gone = ["tools: [" + rnd.choice(["", "  # list"])], [], []
+    n = rnd.randint(1, 5)
+    for k in range(n):
+        for _ in range(rnd.choice([0, 0, 1, 2])):
+            kept.append(f"# line {len(kept)}")
+            lines.append(rnd.choice(["  ", "", "    "]) + kept[-1])
+        if rnd.random() < 0.2:
+            lines.append("")
+        managed = rnd.random() < 0.5
+        item = f"  {{name: i{k}, type: {'mcp' if managed else 'function'}}}"
+        item += "," if k < n - 1 or rnd.random() < 0.5 else ""
+        if rnd.random() < 0.4:
+            (gone if managed else kept).append(f"# own {k}")
+            item += "  " + (gone if managed else kept)[-1]
+        lines.append(item)
+    if rnd.random() < 0.5:
+        kept.append("# closing")
+        lines.append("  " + kept[-1])
+    eol = rnd.choice(["\n", "\r\n"])
+    return eol.join([*lines, "]", "x: 1", ""]), kept, gone
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_flow_lists_keep_their_comments_and_settle(seed: int) -> None:
+    rnd = random.Random(seed)
+    for _ in range(10):
+        text, kept, gone = _random_flow_list(rnd)
+        for new in ([], [FS], [FS, GIT]):
+            out = edit(text, new)
+            assert edit(out, new) is out
+            for comment in kept:
+                assert re.search(re.escape(comment) + r"(?!\d)", out), (text, out)
+            for comment in gone:
+                assert not re.search(re.escape(comment) + r"(?!\d)", out), (text, out)
+            if "\r\n" in text:
+                assert not re.search(r"(?<!\r)\n", out)
