@@ -11,8 +11,11 @@ from typing import Any
 import pytest
 import yaml
 
-from mcpsync.edit import yamledit
+from mcpsync.edit import yamledit, yamlrender
 from mcpsync.edit.yamledit import YamlEditError, load, replace_list_items
+from mcpsync.edit.yamlload import parse
+from mcpsync.edit.yamlrender import New
+from mcpsync.edit.yamlspans import BlockLayout
 from mcpsync.errors import InputError
 
 FS = {"name": "fs", "type": "mcp", "command": "npx", "args": ["-y", "@scope/fs@1.2.3"]}
@@ -729,16 +732,16 @@ def test_an_edit_that_would_not_read_back_is_refused() -> None:
 def fresh_caches() -> Iterator[None]:
     """Renderings are cached across calls: a test that breaks the renderer must not leave
     its output behind."""
-    yamledit._RENDERED.clear()
+    yamlrender._RENDERED.clear()
     yamledit._VERIFIED_BLOCKS.clear()
     yield
-    yamledit._RENDERED.clear()
+    yamlrender._RENDERED.clear()
     yamledit._VERIFIED_BLOCKS.clear()
 
 
 def _shifted(render: Callable[..., str], by: int) -> Callable[..., str]:
     def wrong_column(items: Any, layout: Any, eol: str) -> str:
-        return render(items, yamledit._BlockLayout(layout.dash_col + by, layout.offset), eol)
+        return render(items, BlockLayout(layout.dash_col + by, layout.offset), eol)
 
     return wrong_column
 
@@ -756,8 +759,8 @@ BROKEN_RENDERINGS: dict[str, Callable[[Callable[..., str]], Callable[..., str]]]
 
 def _full_load_accepts(text: str, new_items: list[dict[str, Any]]) -> bool:
     """Whether the edit's whole result loads as intended (the check before stand-ins)."""
-    new = yamledit._New.of(new_items)
-    doc = yamledit._parse(text, "x")
+    new = New.of(new_items)
+    doc = parse(text, "x")
     target = yamledit._Target.find(doc, "tools", "x")
     current = target.items(doc)
     removed = [i for i, item in enumerate(current) if is_mcp(item)]
@@ -793,10 +796,10 @@ def test_stand_in_check_never_accepts_what_a_full_load_refuses(
     # whatever a full load of the result would refuse, that refuses too. (It also refuses
     # entries away from the list's own column, which a full load may take.)
     if fault is not None:
-        broken = BROKEN_RENDERINGS[fault](yamledit._render_block)
-        monkeypatch.setattr(yamledit, "_render_block", broken)
+        broken = BROKEN_RENDERINGS[fault](yamlrender._render_block)
+        monkeypatch.setattr(yamlrender, "_render_block", broken)
     full = _full_load_accepts(text, [FS, GIT])
-    yamledit._RENDERED.clear()
+    yamlrender._RENDERED.clear()
     try:
         edit(text, [FS, GIT])
         fast = True
