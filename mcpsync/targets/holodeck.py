@@ -96,10 +96,10 @@ class AgentTarget:
     spec: TargetSpec
 
     def plan(self, servers: Sequence[LockedServer], ctx: SyncContext) -> list[FileChange]:
-        from mcpsync.edit import yamledit
+        import mcpsync.edit.yamledit  # noqa: F401  (the stamp below hashes the editor source)
 
         entries = _entries(self.spec, servers)
-        inputs = stamp((yamledit.__name__, __name__), "holodeck-agent", "tools", entries)
+        inputs = stamp(("mcpsync.edit.yaml*", __name__), "holodeck-agent", "tools", entries)
         changes = []
         for path in self._files(ctx):
             old = ctx.read(path) or ""
