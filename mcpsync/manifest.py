@@ -127,7 +127,7 @@ def load(path: Path) -> Manifest:
 
 
 def parse(text: str, path: Path) -> Manifest:
-    data = _parse_toml(text, path)
+    data = parse_toml(text, path)
     _check_keys(data, TOP_KEYS, f"{path.name}")
     registry = _table(data, "registry", path.name)
     _check_keys(registry, REGISTRY_KEYS, f"{path.name}: [registry]")
@@ -140,20 +140,21 @@ def parse(text: str, path: Path) -> Manifest:
     return Manifest(path=path, registry_url=url, servers=servers, targets=targets)
 
 
-def _parse_toml(text: str, path: Path) -> dict[str, Any]:
+def parse_toml(text: str, path: Path, *, hint: str | None = None) -> dict[str, Any]:
+    """TOML text as plain data (tomllib, or tomlkit on Python 3.10); InputError naming `path`."""
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomlkit
 
         try:
-            return tomlkit.parse(text).unwrap()
+            return dict(tomlkit.parse(text).unwrap())
         except Exception as exc:  # tomlkit raises its own ParseError family
-            raise InputError(f"Invalid TOML in {path}: {exc}") from None
+            raise InputError(f"Invalid TOML in {path}: {exc}", hint=hint) from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"Invalid TOML in {path}: {exc}") from None
+        raise InputError(f"Invalid TOML in {path}: {exc}", hint=hint) from None
 
 
 def _table(data: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
