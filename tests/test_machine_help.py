@@ -14,12 +14,7 @@ import pytest
 
 from mcpsync.cli.main import COMMANDS, cli, run
 from mcpsync.cli.meta import category, examples
-from mcpsync.mcpserver.machine_help import (
-    SCHEMA_VERSION,
-    UnknownCommand,
-    admin_command,
-    build_machine_help,
-)
+from mcpsync.mcpserver.machine_help import SCHEMA_VERSION, UnknownCommand, build_machine_help
 
 
 def _toy() -> click.Group:
@@ -73,7 +68,7 @@ def _toy() -> click.Group:
     def leaf() -> None:
         """A nested read command."""
 
-    admin_command(sub)
+    category("admin")(sub)
     return toy
 
 

@@ -6,11 +6,11 @@ from collections.abc import Sequence
 
 import click
 
+from mcpsync.cli.meta import category
 from mcpsync.errors import InputError
-from mcpsync.mcpserver.machine_help import admin_command
 
 
-@admin_command
+@category("admin")
 @click.command("help")
 @click.option(
     "--machine",

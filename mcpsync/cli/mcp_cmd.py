@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import click
 
 from mcpsync.cli.context import Context
+from mcpsync.cli.meta import category
 from mcpsync.errors import EnvFailure, InputError
-from mcpsync.mcpserver.machine_help import admin_command
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -23,13 +23,13 @@ DEFAULT_PORT = 8765
 INSTALL_HINT = "mcp serve needs the MCP SDK: pip install 'mcpsync[mcp]'"
 
 
-@admin_command
+@category("admin")
 @click.group("mcp")
 def mcp() -> None:
     """Run mcpsync as an MCP server for AI assistants."""
 
 
-@admin_command
+@category("admin")
 @mcp.command("serve")
 @click.option(
     "--read-only", is_flag=True, help="Offer only commands that change no file (no mcpsync_write)."

@@ -13,14 +13,21 @@ import click
 
 C = TypeVar("C", bound=click.Command)
 
+# `read`: changes no file; `write`: may change files; `admin`: about mcpsync itself (help, the
+# MCP server), never offered as a tool. A command that does not say is treated as `write`: the
+# safe guess for a tool that an AI assistant may call without asking.
+CATEGORIES = ("read", "write", "admin")
+DEFAULT_CATEGORY = "write"
+
 
 def category(kind: str, *, read_when: tuple[str, ...] = ()) -> Callable[[C], C]:
-    """Mark a command `read` (changes no file) or `write`.
+    """Mark a command `read` (changes no file), `write`, or `admin` (help, mcp serve: no MCP
+    tool runs it).
 
     `read_when` names boolean flags (click parameter names) under which a write command
     changes nothing, e.g. `lock --check` or `sync --diff`.
     """
-    if kind not in ("read", "write"):
+    if kind not in CATEGORIES or (read_when and kind != "write"):
         raise ValueError(kind)
 
     def mark(cmd: C) -> C:

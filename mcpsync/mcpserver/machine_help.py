@@ -10,26 +10,13 @@ from __future__ import annotations
 import inspect
 from collections.abc import Iterator, Sequence
 from pathlib import PurePath
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
+from mcpsync.cli.meta import CATEGORIES, DEFAULT_CATEGORY
+
 SCHEMA_VERSION = 1
-
-# `read`: changes no file; `write`: may change files; `admin`: about mcpsync itself (help, the
-# MCP server), never offered as a tool. A command that does not say is treated as `write`: the
-# safe guess for a tool that an AI assistant may call without asking.
-CATEGORIES = ("read", "write", "admin")
-DEFAULT_CATEGORY = "write"
-
-C = TypeVar("C", bound=click.Command)
-
-
-def admin_command(cmd: C) -> C:
-    """Mark a command as being about mcpsync itself (help, mcp serve): no MCP tool runs it."""
-    cmd.category = "admin"  # type: ignore[attr-defined]
-    cmd.read_when = ()  # type: ignore[attr-defined]
-    return cmd
 
 
 class UnknownCommand(LookupError):
