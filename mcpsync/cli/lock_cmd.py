@@ -65,7 +65,8 @@ def run_lock(
 
     started = time.monotonic()
     with project_lock(proj.root):
-        old = proj.read_lock()
+        old_text = read_text(proj.lock_path)  # read once: parsed here, compared below
+        old = None if old_text is None else lockfile.loads(old_text, proj.lock_path)
         count = len(proj.manifest.servers)
         if stderr_is_tty() and not as_json and count > 1:
             note(f"Resolving {count} servers from {proj.registry_url} …")
@@ -88,7 +89,7 @@ def run_lock(
         text = lockfile.dumps(new)
         if before_write is not None:  # `add`/`remove` write mcp.toml only once resolution worked
             before_write()
-        written = read_text(proj.lock_path) != text  # never rewrite an unchanged lock
+        written = old_text != text  # never rewrite an unchanged lock
         if written:
             atomic_write(proj.lock_path, text)
     changes = resolve.changes(old, new)
