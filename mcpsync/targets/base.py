@@ -19,13 +19,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpsync.errors import InputError
 from mcpsync.fsutil import read_text, real_target
+from mcpsync.launch.checks import REFERENCE as REFERENCE_RE
 from mcpsync.lockfile import LockedServer
 from mcpsync.manifest import TargetSpec
 
 if TYPE_CHECKING:
     from mcpsync.ownership import Ledger
-
-REFERENCE_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 @dataclass(frozen=True)

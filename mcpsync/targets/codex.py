@@ -27,7 +27,7 @@ from mcpsync.errors import InputError
 from mcpsync.fsutil import real_target
 from mcpsync.lockfile import LockedServer
 from mcpsync.manifest import TargetSpec
-from mcpsync.targets.base import FileChange, SyncContext, label, references
+from mcpsync.targets.base import REFERENCE_RE, FileChange, SyncContext, label, references
 from mcpsync.targets.clients import file_of, in_home, removals, render_all, scope_of
 from mcpsync.targets.render import Renderer, no_syntax
 
@@ -35,8 +35,7 @@ MAP_KEY = "mcp_servers"
 PROJECT_FILE = ".codex/config.toml"
 STDIO_KEYS = ("command", "args", "env", "env_vars")
 HTTP_KEYS = ("url", "bearer_token_env_var", "http_headers", "env_http_headers")
-_WHOLE_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
-_BEARER_REF = re.compile(r"^Bearer \$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
+_BEARER_REF = re.compile("Bearer " + REFERENCE_RE.pattern)
 
 
 def render(r: Renderer) -> dict[str, Any]:
@@ -63,7 +62,7 @@ def _header(r: Renderer, out: dict[str, Any], name: str, value: str) -> None:
     if not references(value):
         out.setdefault("http_headers", {})[name] = value
         return
-    whole, bearer = _WHOLE_REF.match(value), _BEARER_REF.match(value)
+    whole, bearer = REFERENCE_RE.fullmatch(value), _BEARER_REF.fullmatch(value)
     if bearer and name.lower() == "authorization" and "bearer_token_env_var" not in out:
         out["bearer_token_env_var"] = bearer.group(1)
         r.missing.append(bearer.group(1))
