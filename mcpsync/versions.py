@@ -422,8 +422,11 @@ class Constraint:
 
     @classmethod
     def parse(cls, text: str) -> Constraint:
-        """Parse `text`; raises InvalidConstraint naming the accepted forms."""
-        return cls(text)
+        """Parse `text`; raises InvalidConstraint naming the accepted forms.
+
+        Cached: mcp.toml validation, the resolver and `outdated` each ask for the same texts,
+        and a Constraint is immutable."""
+        return _parse_constraint(text) if isinstance(text, str) else cls(text)
 
     def allows(self, v: str) -> bool:
         """Whether `v` satisfies the constraint, ignoring the prerelease policy.
@@ -448,6 +451,11 @@ class Constraint:
     def names_prerelease(self) -> bool:
         """A bound names a prerelease, so prereleases are allowed (pip's rule)."""
         return self._parts.names_prerelease
+
+
+@lru_cache(maxsize=1024)
+def _parse_constraint(text: str) -> Constraint:
+    return Constraint(text)
 
 
 def _point(v: str) -> _Point | None:
