@@ -231,20 +231,24 @@ def _flags(
             by_name[arguments[name.lower()]["param"]] = value
         elif spec is None:
             raise Rejected(_unknown_flag(catalog, command, name), command)
-    json_flag = next((f["name"] for f in command["flags"] if "--json" in f["aliases"]), "")
-    want_json = bool(json_flag) and options.pop(json_flag, True) is not False
+    flag = json_flag(command)
+    want_json = flag is not None and options.pop(flag, True) is not False
     return options, by_name, want_json
 
 
+def json_flag(command: Mapping[str, Any]) -> str | None:
+    """The name of `command`'s --json flag, which the tools pass themselves; None without one."""
+    return next((f["name"] for f in command["flags"] if "--json" in f["aliases"]), None)
+
+
 def _flag_table(specs: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
-    """Every spelling a caller may use for a flag: `upgrade-package`, `upgrade_package`, `P`."""
+    """Every spelling a caller may use for a flag: `upgrade-package`, `upgrade_package`, `P`.
+    The server-owned globals (-C, --version, --help) are not among `specs`: Catalog drops them."""
     table: dict[str, Mapping[str, Any]] = {}
     for spec in reversed(specs):  # the command's own flags win over global ones
         names = {spec["name"], spec["param"], spec["name"].replace("-", "_")}
         names.update(alias.lstrip("-") for alias in spec["aliases"])
         table.update(dict.fromkeys(names, spec))
-    for owned in ("C", "directory", "version", "help", "h"):
-        table.pop(owned, None)
     return table
 
 
@@ -318,10 +322,9 @@ def _args(command: Mapping[str, Any], raw: Any, by_name: Mapping[str, Any]) -> l
     values = _named_args(command, by_name) if by_name else _list(raw, "args", command)
     args = [_arg_text(v, command) for v in values]
     specs = command["arguments"]
-    needed = sum(1 for s in specs if s["required"] and not s["variadic"])
-    needed += sum(1 for s in specs if s["required"] and s["variadic"])
+    needed = sum(1 for s in specs if s["required"])
     most = None if any(s["variadic"] for s in specs) else sum(s["nargs"] for s in specs)
-    usage = " ".join(_arg_usage(s) for s in specs)
+    usage = " ".join(arg_usage(s) for s in specs)
     if len(args) < needed:
         raise Rejected(f"{command['path']!r} needs arguments {usage} in `args`", command)
     if most is not None and len(args) > most:
@@ -346,7 +349,8 @@ def _arg_text(value: Any, command: Mapping[str, Any]) -> str:
     return _text(str(value), "a positional argument")
 
 
-def _arg_usage(spec: Mapping[str, Any]) -> str:
+def arg_usage(spec: Mapping[str, Any]) -> str:
+    """`NAME`, `[NAME]`, `NAMES...`: a positional argument as usage text."""
     name = spec["name"] + ("..." if spec["variadic"] else "")
     return name if spec["required"] else f"[{name}]"
 

@@ -20,7 +20,10 @@ from mcpsync.mcpserver.calls import (
     READ_TOOL,
     WRITE_TOOL,
     Catalog,
+    arg_usage,
+    json_flag,
     show_call,
+    tool_accepts,
 )
 
 MAX_EXAMPLES = 6
@@ -150,16 +153,11 @@ def _description(catalog: Catalog, tool: str) -> str:
 
 
 def _command_line(command: Mapping[str, Any], tool: str) -> str:
-    usage = " ".join([command["path"], *(_arg_usage(a) for a in command["arguments"])])
+    usage = " ".join([command["path"], *(arg_usage(a) for a in command["arguments"])])
     if tool == READ_TOOL and command["category"] != "read":
         reads = "/".join(command["read_when"])
         usage += f" (with {reads}: true)"
     return f"{usage} - {command['summary']}"
-
-
-def _arg_usage(arg: Mapping[str, Any]) -> str:
-    name = arg["name"] + ("..." if arg["variadic"] else "")
-    return name if arg["required"] else f"[{name}]"
 
 
 def pick_examples(catalog: Catalog, tool: str) -> list[dict[str, Any]]:
@@ -193,9 +191,7 @@ def example_call(catalog: Catalog, line: str) -> tuple[str, dict[str, Any]] | No
     if parsed is None:
         return None
     args, flags = parsed
-    for spec in command["flags"]:  # the tools pass --json themselves
-        if "--json" in spec["aliases"]:
-            flags.pop(spec["name"], None)
+    flags.pop(json_flag(command) or "", None)  # the tools pass --json themselves
     tool = catalog.tool_for(command, flags)
     call: dict[str, Any] = {"command": path}
     if args:
@@ -307,7 +303,9 @@ def help_data(catalog: Catalog, only: Sequence[str], *, read_only: bool) -> dict
 
 
 def _with_tools(catalog: Catalog, command: dict[str, Any], read_only: bool) -> dict[str, Any]:
-    tools = [t for t in (READ_TOOL, WRITE_TOOL) if _offers(catalog, t, command, read_only)]
+    offered = (READ_TOOL,) if read_only else (READ_TOOL, WRITE_TOOL)
+    runnable = command["path"] in catalog.commands
+    tools = [t for t in offered if runnable and tool_accepts(t, command)]
     command["tools"] = tools
     examples = []
     for line in command["examples"]:
@@ -320,18 +318,12 @@ def _with_tools(catalog: Catalog, command: dict[str, Any], read_only: bool) -> d
     return command
 
 
-def _offers(catalog: Catalog, tool: str, command: Mapping[str, Any], read_only: bool) -> bool:
-    if tool == WRITE_TOOL and read_only:
-        return False
-    return command["path"] in catalog.paths(tool)
-
-
 def command_help_text(command: Mapping[str, Any], catalog: Catalog) -> str:
     """A compact reference for one command, appended to its failures."""
     lines = [f"Help for {command['path']!r}: {command['summary']}"]
     lines.append(f"  usage: {command['usage']}")
     for arg in command["arguments"]:
-        lines.append(f"  args: {_arg_usage(arg)} ({arg['type']})")
+        lines.append(f"  args: {arg_usage(arg)} ({arg['type']})")
     for flag in command["flags"]:
         lines.append(f"  flags.{_flag_line(flag)}")
     for line in command["examples"][:3]:
