@@ -17,7 +17,7 @@ import difflib
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from mcpsync.errors import InputError, McpsyncError
@@ -31,17 +31,24 @@ STAMPS_VERSION = 1
 @dataclass
 class SyncPlan:
     changes: list[FileChange]
-    ledger_path: Path
-    ledger_old: str | None
-    ledger_new: str | None
-    notes: list[str] = field(default_factory=list)
-    stamps_path: Path | None = None
-    stamps_old: str | None = None
-    stamps_new: str | None = None
+    ctx: SyncContext  # the ledger and stamps as read
+    ledger_new: str | None  # None: no shared file touched, leave no ledger behind
 
     @property
     def changed(self) -> list[FileChange]:
         return [c for c in self.changes if c.changed]
+
+    @property
+    def notes(self) -> list[str]:
+        return [
+            f"{c.path}: export {', '.join(c.missing_env)} (this client has no reference syntax)"
+            for c in self.changes
+            if c.missing_env
+        ]
+
+    @property
+    def stamps_new(self) -> str | None:
+        return _stamps_text(self.changes) if self.ctx.stamps_path else None
 
 
 def plan(manifest: Manifest, lock: Lock, ctx: SyncContext) -> SyncPlan:
@@ -54,24 +61,8 @@ def plan(manifest: Manifest, lock: Lock, ctx: SyncContext) -> SyncPlan:
     for change in changes:
         if change.shared:
             ctx.ledger.record(change.real, ctx.project_id, change.owned)
-    new_ledger: str | None = ctx.ledger.dumps()
-    if ctx.ledger.text is None and not ctx.ledger.files:
-        new_ledger = None  # no shared file touched: leave no ledger behind
-    notes = [
-        f"{c.path}: export {', '.join(c.missing_env)} (this client has no reference syntax)"
-        for c in changes
-        if c.missing_env
-    ]
-    return SyncPlan(
-        changes,
-        ctx.ledger.path,
-        ctx.ledger.text,
-        new_ledger,
-        notes,
-        ctx.stamps_path,
-        ctx.stamps_text,
-        _stamps_text(changes) if ctx.stamps_path else None,
-    )
+    untouched = ctx.ledger.text is None and not ctx.ledger.files
+    return SyncPlan(changes, ctx, None if untouched else ctx.ledger.dumps())
 
 
 def stamps_file(state: Path, project_id: str) -> Path:
@@ -115,7 +106,7 @@ def _no_file_twice(changes: Sequence[FileChange]) -> None:
 
 
 def diff(change: FileChange, root: Path) -> str:
-    name = _display(change.path, root)
+    name = display(change.path, root)
     old = (change.old or "").splitlines(keepends=True)
     new = change.new.splitlines(keepends=True)
     lines = difflib.unified_diff(
@@ -129,7 +120,8 @@ def diff(change: FileChange, root: Path) -> str:
     )
 
 
-def _display(path: Path, root: Path) -> str:
+def display(path: Path, root: Path) -> str:
+    """`path` relative to the project root when it is under it."""
     try:
         return str(path.relative_to(root))
     except ValueError:
@@ -140,26 +132,25 @@ def write(the_plan: SyncPlan) -> list[FileChange]:
     """Write every changed file atomically; on failure restore those already written."""
     from mcpsync.fsutil import atomic_write
 
+    ctx = the_plan.ctx
     done: list[FileChange] = []
     try:
         for change in the_plan.changed:
             atomic_write(change.path, change.new)
             done.append(change)
-        if the_plan.ledger_new is not None and the_plan.ledger_new != the_plan.ledger_old:
-            atomic_write(the_plan.ledger_path, the_plan.ledger_new)
+        if the_plan.ledger_new is not None and the_plan.ledger_new != ctx.ledger.text:
+            atomic_write(ctx.ledger.path, the_plan.ledger_new)
     except Exception:
         _restore(done)
         raise
     stamps = the_plan.stamps_new
-    if the_plan.stamps_path and stamps is not None and stamps != the_plan.stamps_old:
+    if ctx.stamps_path and stamps is not None and stamps != ctx.stamps_text:
         with contextlib.suppress(McpsyncError):  # a cache: failing to keep it costs only speed
-            atomic_write(the_plan.stamps_path, stamps)
+            atomic_write(ctx.stamps_path, stamps)
     return done
 
 
 def _restore(done: Sequence[FileChange]) -> None:
-    import contextlib
-
     from mcpsync.fsutil import atomic_write
 
     for change in reversed(done):
