@@ -45,10 +45,11 @@ def sync(
         if as_json:
             emit_json({"in_sync": True, "files": [], "missing_env": []})
         return 0
+    home = Path(os.path.expanduser("~"))
     if check or dry_run or show_diff:
-        the_plan = _plan(proj, lock)
+        the_plan = _plan(proj, lock, home)
         return _preview(proj, the_plan, check=check, as_json=as_json)
-    return _write(proj, lock, as_json)
+    return _write(proj, lock, home, as_json)
 
 
 def _fresh_lock(proj: Project, frozen: bool) -> Any:
@@ -66,12 +67,11 @@ def _fresh_lock(proj: Project, frozen: bool) -> Any:
     return lock
 
 
-def _plan(proj: Project, lock: Any) -> SyncPlan:
+def _plan(proj: Project, lock: Any, home: Path) -> SyncPlan:
     from mcpsync import sync as sync_mod
     from mcpsync.ownership import Ledger, state_dir
     from mcpsync.targets.base import SyncContext
 
-    home = Path(os.path.expanduser("~"))
     project_id = os.path.realpath(proj.manifest.path)
     stamps_path = sync_mod.stamps_file(state_dir(home), project_id)
     stamps, stamps_text = sync_mod.load_stamps(stamps_path)
@@ -87,7 +87,7 @@ def _plan(proj: Project, lock: Any) -> SyncPlan:
     return sync_mod.plan(proj.manifest, lock, ctx)
 
 
-def _write(proj: Project, lock: Any, as_json: bool) -> int:
+def _write(proj: Project, lock: Any, home: Path, as_json: bool) -> int:
     import contextlib
 
     from mcpsync import sync as sync_mod
@@ -96,17 +96,17 @@ def _write(proj: Project, lock: Any, as_json: bool) -> int:
 
     with contextlib.ExitStack() as stack:
         stack.enter_context(project_lock(proj.root))
-        shared = state_dir(Path(os.path.expanduser("~")))
-        the_plan = _plan(proj, lock)
+        the_plan = _plan(proj, lock, home)
         if any(c.shared for c in the_plan.changes):
             # Projects that share user-scope files serialize on the ledger's directory, from
             # the very first run (which creates it); plan again under that lock.
+            shared = state_dir(home)
             try:
                 shared.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise EnvFailure(f"Cannot create {shared}: {exc.strerror}") from None
             stack.enter_context(project_lock(shared))
-            the_plan = _plan(proj, lock)
+            the_plan = _plan(proj, lock, home)
         written = sync_mod.write(the_plan)
     if as_json:
         emit_json(_json(proj, the_plan, include_diff=False))
@@ -141,10 +141,9 @@ def _preview(proj: Project, the_plan: SyncPlan, *, check: bool, as_json: bool) -
 
 
 def _show(proj: Project, change: FileChange) -> str:
-    try:
-        return str(change.path.relative_to(proj.root))
-    except ValueError:
-        return str(change.path)
+    from mcpsync.sync import display
+
+    return display(change.path, proj.root)
 
 
 def _json(proj: Project, the_plan: SyncPlan, *, include_diff: bool) -> dict[str, Any]:
