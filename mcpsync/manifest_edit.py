@@ -82,9 +82,9 @@ def add_server(text: str, path: Path, alias: str, name: str, version: str | None
         block = f"[servers.{alias}]\n" + "".join(
             f"{key} = {tomlkit.item(value).as_string()}\n" for key, value in fields.items()
         )
-        wanted = _toml_data(text)
+        wanted = doc.unwrap()  # plain copies: the text edit is checked against these
         wanted.setdefault("servers", {})[alias] = fields
-        new = _insert_paragraph(text, block)
+        new = _insert_paragraph(text, block, has_servers=servers is not None)
         if new is not None and _toml_data(new) == wanted:
             return new
         return _tomlkit_add(doc, alias, fields, text)
@@ -115,7 +115,7 @@ def remove_server(text: str, path: Path, alias: str) -> str:
             f"{path.name}: no server '{alias}' to remove",
             hint=f"servers: {', '.join(servers or ()) or '(none)'}",
         )
-    wanted = _toml_data(text)
+    wanted = doc.unwrap()  # plain copies: the text edit is checked against these
     del wanted["servers"][alias]
     for target in wanted.get("targets", []):
         if isinstance(target, dict) and alias in (target.get("servers") or []):
@@ -243,8 +243,9 @@ def _content_end(lines: list[str], start: int, end: int) -> int:
     return stop if stop == end or _blank(lines[stop]) else last + 1
 
 
-def _insert_paragraph(text: str, block: str) -> str | None:
-    """`block` as a paragraph after the last [servers.*] table, or at the end of the file."""
+def _insert_paragraph(text: str, block: str, *, has_servers: bool) -> str | None:
+    """`block` as a paragraph after the last [servers.*] table, or at the end of the file.
+    `has_servers`: the document has a `servers` key, in whatever layout."""
     nl = "\r\n" if "\r\n" in text else "\n"
     block = block.replace("\n", nl)
     lines = text.splitlines(keepends=True)
@@ -254,7 +255,7 @@ def _insert_paragraph(text: str, block: str) -> str | None:
         start = ours[-1]
         end = next((i for i, _, _ in headers if i > start), len(lines))
         at = _content_end(lines, start, end)
-    elif "servers" in _toml_data(text):
+    elif has_servers:
         return None  # servers written as dotted keys or inline: not a layout to guess at
     else:
         at = len(lines)
