@@ -181,6 +181,15 @@ def test_unknown_command_is_bad_input() -> None:
     assert "unknown command 'frobnicate'" in err
 
 
+def test_a_command_module_that_fails_to_import_is_a_bug_not_a_missing_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(COMMANDS, "broken", "mcpsync.cli.no_such_module:broken")
+    code, _, err = _run("broken")
+    assert code == 70
+    assert "No such command" not in err and "no_such_module" in err
+
+
 def test_plain_help_matches_dash_dash_help() -> None:
     assert _run("help", "lock")[1] == _run("lock", "--help")[1]
     assert _run("help", "mcp", "serve")[1] == _run("mcp", "serve", "--help")[1]

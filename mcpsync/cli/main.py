@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import os
 import sys
 from collections.abc import Sequence
@@ -32,22 +31,16 @@ COMMANDS: dict[str, str] = {
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return [name for name in COMMANDS if self._available(name)]
+        return list(COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         spec = COMMANDS.get(cmd_name)
         if spec is None:
             return None
+        # Every module is part of mcpsync: one that fails to import is a bug to report, not a
+        # command to hide (`mcpsync lock` answering "No such command 'lock'").
         module, attr = spec.split(":")
-        try:
-            return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
-        except (ImportError, AttributeError):
-            return None
-
-    @staticmethod
-    def _available(name: str) -> bool:
-        module = COMMANDS[name].split(":")[0]
-        return importlib.util.find_spec(module) is not None
+        return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
