@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -46,7 +47,7 @@ def _report_bug() -> int:
     )
     last = detail.strip().splitlines()[-1] if detail.strip() else ""
     click.echo(f"  {last}", err=True)
-    if "MCPSYNC_DEBUG" in __import__("os").environ:
+    if "MCPSYNC_DEBUG" in os.environ:
         click.echo(detail, err=True, nl=False)
     sys.stderr.flush()
     return BUG_EXIT
