@@ -119,6 +119,44 @@ def _source_digest(module: str) -> str:
     return hashlib.sha256(Path(source).read_bytes()).hexdigest()
 
 
+def removals(
+    spec: TargetSpec,
+    ctx: SyncContext,
+    path: Path,
+    existing: dict[str, Any],
+    entries: dict[str, Any],
+    *,
+    shared: bool,
+) -> set[str]:
+    """Names of present entries to delete from a file's server map or list. A file of this
+    project's own (not shared): every name not in `entries`. A shared (user-scope) file: only
+    this project's stale entries, and ownership.claim refuses to overwrite someone else's."""
+    if not shared:
+        return set(existing) - set(entries)
+    from mcpsync.ownership import claim
+
+    ours = claim(ctx.ledger, real_target(path), ctx.project_id, existing, entries, label(spec))
+    return ours - set(entries)
+
+
+def map_change(
+    spec: TargetSpec,
+    path: Path,
+    old: str | None,
+    new: str,
+    entries: dict[str, Any],
+    *,
+    shared: bool,
+    missing_env: tuple[str, ...] = (),
+) -> list[FileChange]:
+    """The change of a file holding server entries; none when the file does not exist and
+    would hold no entry (an empty one is not created)."""
+    if old is None and not entries:
+        return []
+    owned = tuple(entries) if shared else ()
+    return [FileChange(path, old, new, label(spec), owned, shared, missing_env)]
+
+
 def label(spec: TargetSpec) -> str:
     return f"{spec.kind} (target #{spec.index + 1})"
 

@@ -23,15 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from mcpsync.errors import InputError
-from mcpsync.fsutil import real_target
 from mcpsync.lockfile import LockedServer
 from mcpsync.manifest import TargetSpec
 from mcpsync.targets.base import (
     FileChange,
     SyncContext,
     label,
+    map_change,
     mapped_names,
     references,
+    removals,
     selected,
 )
 from mcpsync.targets.render import (
@@ -256,24 +257,6 @@ def render_all(
     return Rendered(entries, tuple(sorted(missing)))
 
 
-def removals(
-    spec: TargetSpec,
-    scope: str,
-    real: Path,
-    ctx: SyncContext,
-    existing: dict[str, Any],
-    entries: dict[str, Any],
-) -> set[str]:
-    """Names to delete: in a project file every name not in the lock; in a user file only
-    this project's stale ones (claim() also refuses to overwrite someone else's entry)."""
-    if scope == "project":
-        return set(existing) - set(entries)
-    from mcpsync.ownership import claim
-
-    ours = claim(ctx.ledger, real, ctx.project_id, existing, entries, label(spec))
-    return ours - set(entries)
-
-
 # ------------------------------------------------------------------------ the target
 
 
@@ -298,17 +281,16 @@ class ClientTarget:
         data = jsonedit.load(text, path=str(path), comments=fmt.comments)
         existing = self.server_map(data, path)
         out = render_all(self.spec, servers, fmt.style, fmt.render, existing)
-        remove = removals(self.spec, scope, real_target(path), ctx, existing, out.entries)
+        shared = scope == "user"
+        remove = removals(self.spec, ctx, path, existing, out.entries, shared=shared)
         new = jsonedit.update_object(
             text, fmt.map_key, out.entries, file=str(path), comments=fmt.comments, remove=remove
         )
         kept = {k: v for k, v in existing.items() if k not in remove} | out.entries
         new = self.finish(new, path, data, kept, out)
-        if old is None and not out.entries:
-            return []  # nothing to write and no file: do not create an empty one
-        shared = scope == "user"
-        owned = tuple(out.entries) if shared else ()
-        return [FileChange(path, old, new, label(self.spec), owned, shared, out.missing)]
+        return map_change(
+            self.spec, path, old, new, out.entries, shared=shared, missing_env=out.missing
+        )
 
     def server_map(self, data: Any, path: Path) -> dict[str, Any]:
         value: Any = data

@@ -24,11 +24,17 @@ from pathlib import Path
 from typing import Any
 
 from mcpsync.errors import InputError
-from mcpsync.fsutil import real_target
 from mcpsync.lockfile import LockedServer
 from mcpsync.manifest import TargetSpec
-from mcpsync.targets.base import REFERENCE_RE, FileChange, SyncContext, label, references
-from mcpsync.targets.clients import file_of, in_home, removals, render_all, scope_of
+from mcpsync.targets.base import (
+    REFERENCE_RE,
+    FileChange,
+    SyncContext,
+    map_change,
+    references,
+    removals,
+)
+from mcpsync.targets.clients import file_of, in_home, render_all, scope_of
 from mcpsync.targets.render import Renderer, no_syntax
 
 MAP_KEY = "mcp_servers"
@@ -97,13 +103,12 @@ class CodexTarget:
         existing = _servers(_loads(text, path), path)
         out = render_all(self.spec, servers, no_syntax, render, existing)
         entries = {name: _order(entry) for name, entry in out.entries.items()}
-        remove = removals(self.spec, scope, real_target(path), ctx, existing, entries)
-        new = edit(text, path, existing, entries, remove)
-        if old is None and not entries:
-            return []
         shared = scope == "user"
-        owned = tuple(entries) if shared else ()
-        return [FileChange(path, old, new, label(self.spec), owned, shared, out.missing)]
+        remove = removals(self.spec, ctx, path, existing, entries, shared=shared)
+        new = edit(text, path, existing, entries, remove)
+        return map_change(
+            self.spec, path, old, new, entries, shared=shared, missing_env=out.missing
+        )
 
 
 # ------------------------------------------------------------------------ the TOML document

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from mcpsync.errors import InputError
-from mcpsync.fsutil import real_target
 from mcpsync.lockfile import LockedServer
 from mcpsync.manifest import TargetSpec
 from mcpsync.targets.base import (
@@ -22,7 +21,9 @@ from mcpsync.targets.base import (
     FileChange,
     SyncContext,
     label,
+    map_change,
     mapped_names,
+    removals,
     selected,
     stamp,
 )
@@ -169,7 +170,6 @@ class GlobalTarget:
 
     def plan(self, servers: Sequence[LockedServer], ctx: SyncContext) -> list[FileChange]:
         from mcpsync.edit import yamledit
-        from mcpsync.ownership import claim
 
         path = self._path(ctx)
         old = ctx.read(path)
@@ -177,8 +177,7 @@ class GlobalTarget:
         entries = _entries(self.spec, servers)
         data = yamledit.load(text, path=str(path)) or {}
         existing = _by_name(data.get("mcp_servers") if isinstance(data, dict) else None)
-        real = real_target(path)
-        ours = claim(ctx.ledger, real, ctx.project_id, existing, entries, label(self.spec))
+        ours = set(entries) | removals(self.spec, ctx, path, existing, entries, shared=True)
         new = yamledit.replace_list_items(
             text,
             "mcp_servers",
@@ -186,9 +185,7 @@ class GlobalTarget:
             list(entries.values()),
             path=str(path),
         )
-        if old is None and not entries:
-            return []  # nothing to write and no file: do not create an empty one
-        return [FileChange(path, old, new, label(self.spec), owned=tuple(entries), shared=True)]
+        return map_change(self.spec, path, old, new, entries, shared=True)
 
     def _path(self, ctx: SyncContext) -> Path:
         if self.spec.path:
