@@ -303,7 +303,9 @@ def test_show(team: Path, stub: RegistryStub) -> None:
         "  versions: 2.0.0-beta.1, 1.10.1, 1.10.0, 1.2.0, 1.0.0  (latest: 2.0.0-beta.1)",
         "  package: npm @example/weather-mcp 2.0.0-beta.1 (stdio)",
     ]
+    before = stub.request_count
     one = cli(stub, team, "show", f"{WEATHER}@1.2.0", "--json").json()
+    assert stub.request_count - before == 1  # the version list holds the version asked for
     assert one["version"] == "1.2.0" and one["latest"] == "2.0.0-beta.1"
     assert one["versions"] == ["2.0.0-beta.1", "1.10.1", "1.10.0", "1.2.0", "1.0.0"]
     assert one["packages"][0]["identifier"] == "@example/weather-mcp"
@@ -315,12 +317,17 @@ def test_show(team: Path, stub: RegistryStub) -> None:
     ("spec", "needles"),
     [
         ("io.github.example/nope", ["Server 'io.github.example/nope' not found in registry"]),
-        (f"{WEATHER}@9.9.9", ["Version '9.9.9' of server", "not found"]),
+        (f"{WEATHER}@9.9.9", [f"Version '9.9.9' of server '{WEATHER}' not found in registry"]),
         (f"{WEATHER}@1.1.0", ["Version '1.1.0'"]),  # deleted on the registry
     ],
 )
 def test_show_unknown(team: Path, stub: RegistryStub, spec: str, needles: list[str]) -> None:
-    assert_clean_failure(cli(stub, team, "show", spec), 2, *needles)
+    result = cli(stub, team, "show", spec)
+    assert_clean_failure(result, 2, *needles)
+    if "@" in spec:  # the hint offers the live versions, newest published first (1.1.0 is deleted)
+        assert result.err_lines[1] == (
+            "  hint: available versions, newest first: 1.10.1, 2.0.0-beta.1, 1.10.0, 1.2.0, 1.0.0"
+        )
 
 
 def test_search_and_show_work_without_a_manifest(tmp_path: Path, stub: RegistryStub) -> None:

@@ -66,9 +66,9 @@ def show(ctx: Context, spec: str, as_json: bool) -> int:
     registry = _open(ctx)
     try:
         entries = registry.versions(name)
-        entry = registry.get(name, version) if version else _latest(entries)
     finally:
         registry.close()
+    entry = _pick(entries, version, name, registry.url)
     data = {
         **_summary(entry),
         "versions": _newest_first(entries),
@@ -94,8 +94,17 @@ def _newest_first(entries: list[ServerEntry]) -> list[str]:
     return ordered + [v for v in names if version_key(v) is None]
 
 
-def _latest(entries: list[ServerEntry]) -> ServerEntry:
-    return next((e for e in entries if e.is_latest), entries[0])
+def _pick(entries: list[ServerEntry], version: str, name: str, url: str) -> ServerEntry:
+    """The version asked for, from the list already fetched (it holds every live version, as
+    a second request for the one version would): none or "latest" -> the flagged one."""
+    from mcpsync.registry import version_not_found
+
+    if not version or version == "latest":
+        return next((e for e in entries if e.is_latest), entries[0])
+    found = next((e for e in entries if e.version == version), None)
+    if found is None:
+        raise version_not_found(name, version, url, entries)
+    return found
 
 
 def _summary(entry: ServerEntry) -> dict[str, Any]:
