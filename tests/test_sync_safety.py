@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from project_helpers import snapshot
+from project_helpers import age, snapshot
 from sync_helpers import AGENT_TARGET, GLOBAL_TARGET, SERVERS, Project, make_project
 
 from mcpsync import fsutil
@@ -43,6 +43,7 @@ def test_one_broken_file_among_several_writes_nothing(project: Project) -> None:
     files = three_agents(project)
     broken = project.path("agents/b/agent.yaml")
     broken.write_text("name: b\ntools: [\n  - oops: {\n")
+    age(files)  # a rewrite within the same clock tick still moves the mtime
     before = snapshot(files)
     result = project.sync()
     assert result.code == 2
@@ -57,6 +58,7 @@ def test_broken_global_config_writes_no_agent_file(project: Project) -> None:
     files = three_agents(project)
     config = project.path("holodeck/config.yaml")
     config.write_text("mcp_servers:\n  - name: x\n   bad: indent\n")
+    age(files)  # a rewrite within the same clock tick still moves the mtime
     before = snapshot(files)
     result = project.sync()
     assert result.code == 2
@@ -67,6 +69,7 @@ def test_broken_global_config_writes_no_agent_file(project: Project) -> None:
 def test_non_utf8_file_is_refused(project: Project) -> None:
     files = three_agents(project)
     project.path("agents/c/agent.yaml").write_bytes(b"name: \xff\n")
+    age(files)  # a rewrite within the same clock tick still moves the mtime
     before = snapshot(files)
     result = project.sync()
     assert result.code == 2
@@ -209,6 +212,7 @@ def test_two_targets_writing_one_file_is_an_error(project: Project) -> None:
 def test_stale_lock_is_refused_and_frozen_syncs_it(project: Project) -> None:
     files = three_agents(project, with_global=False)
     project.manifest(SERVERS["notes"], AGENT_TARGET)  # `files` dropped, lock not re-run
+    age(files)  # a rewrite within the same clock tick still moves the mtime
     before = snapshot(files)
     for args in ((), ("--check",)):
         result = project.sync(*args)
@@ -322,6 +326,7 @@ def test_untouched_files_are_not_parsed_again(
 ) -> None:
     files = three_agents(project, with_global=False)
     assert project.sync().code == 0
+    age(files)  # a rewrite within the same clock tick still moves the mtime
     before = snapshot(files)
     with monkeypatch.context() as patch:
         editor_forbidden(patch)
