@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from project_helpers import age, snapshot
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "quickstart"
 
@@ -63,7 +64,8 @@ def test_example_second_runs_change_nothing(demo: tuple[Path, dict[str, str]]) -
     assert _run(project, env, "sync").returncode == 0
     files = [project / "mcp.lock", *sorted(project.glob("agents/*/agent.yaml"))]
     files.append(project / "holodeck/config.yaml")
-    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in files}
+    age(files)
+    before = snapshot(files)
     assert _run(project, env, "lock").returncode == 0
     assert _run(project, env, "sync").returncode == 0
-    assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in files} == before
+    assert snapshot(files) == before
