@@ -139,6 +139,10 @@ def test_read_only_has_no_write_tool(project: Path) -> None:
     result = call_all(project, [("mcpsync_read", {"command": "lock"})], read_only=True)[0]
     assert "read-only" in error_text(result)
     assert snapshot(project) == before
+    check = call_all(
+        project, [("mcpsync_read", {"command": "lock", "flags": {"check": True}})], read_only=True
+    )[0]
+    assert ok(check)["data"]["fresh"] is False  # reads still run
 
 
 # --- reading ------------------------------------------------------------------------------
@@ -154,8 +158,34 @@ def test_registry_reads(project: Path) -> None:
         ],
     )
     assert [s["name"] for s in ok(search)["data"]["servers"]] == [WEATHER]
-    assert ok(show)["return_value"] == 0 and WEATHER in json.dumps(ok(show)["data"])
-    assert "1.2.0" in json.dumps(ok(version)["data"])
+    latest = ok(show)["data"]
+    assert (latest["name"], latest["version"], latest["latest"]) == (WEATHER, *["2.0.0-beta.1"] * 2)
+    assert latest["versions"][:2] == ["2.0.0-beta.1", "1.10.1"]
+    pinned = ok(version)["data"]
+    assert (pinned["name"], pinned["version"]) == (WEATHER, "1.2.0")
+    assert [p["version"] for p in pinned["packages"]] == ["1.2.0"]
+
+
+def test_outdated_names_a_newer_version(project: Path) -> None:
+    manifest = project / "mcp.toml"
+    manifest.write_text(
+        manifest.read_text(encoding="utf-8").replace('"^1"', '"~1.0"'), encoding="utf-8"
+    )
+    lock, outdated = call_all(
+        project, [("mcpsync_write", {"command": "lock"}), ("mcpsync_read", {"command": "outdated"})]
+    )
+    assert ok(lock)["return_value"] == 0
+    assert ok(outdated)["data"] == {
+        "servers": [
+            {
+                "alias": "weather",
+                "name": WEATHER,
+                "pinned": "1.0.0",
+                "allowed": None,
+                "newest": "1.10.1",
+            }
+        ]
+    }
 
 
 def test_checks_answer_with_exit_code_one_not_an_error(project: Path) -> None:
@@ -207,8 +237,29 @@ def test_write_sequence_changes_the_project(project: Path) -> None:
     assert "type: mcp" in text and "name: weather" in text and "docker" in text
     assert ok(check_after)["return_value"] == 0
     assert ok(lock_check)["data"]["fresh"] is True
-    assert {s["alias"] for s in ok(listed)["data"]["servers"]} == {"weather", "db"}
-    assert ok(outdated)["return_value"] == 0
+    servers = {s["alias"]: s for s in ok(listed)["data"]["servers"]}
+    assert {a: (s["name"], s["version"]) for a, s in servers.items()} == {
+        "weather": (WEATHER, "1.10.1"),
+        "db": (POSTGRES, "3.1.0"),
+    }
+    assert ok(outdated)["data"] == {"servers": []}  # both pins are the newest they may be
+
+    assert "name: db" in text
+    removed, drift, resync = call_all(
+        project,
+        [
+            ("mcpsync_write", {"command": "remove", "args": ["db"]}),
+            ("mcpsync_read", {"command": "sync", "flags": {"check": True}}),
+            ("mcpsync_write", {"command": "sync"}),
+        ],
+    )
+    assert ok(removed)["return_value"] == 0
+    assert "[servers.db]" not in (project / "mcp.toml").read_text(encoding="utf-8")
+    assert POSTGRES not in (project / "mcp.lock").read_text(encoding="utf-8")
+    assert ok(drift)["return_value"] == 1  # the agent still lists db
+    assert ok(resync)["return_value"] == 0
+    text = agent.read_text(encoding="utf-8")
+    assert "name: db" not in text and "name: weather" in text
 
 
 def test_init_in_an_empty_directory(tmp_path: Path) -> None:
