@@ -28,7 +28,13 @@ class InputError(McpsyncError):
 
 
 class InvalidConstraint(InputError):
-    """A version constraint that the constraint language does not accept."""
+    """A version constraint that the constraint language does not accept. `reason` and
+    `accepted` are the message's parts, for callers that word it their own way."""
+
+    def __init__(self, text: object, reason: str, accepted: str) -> None:
+        super().__init__(f"invalid version constraint {text!r}: {reason}; {accepted}")
+        self.reason = reason
+        self.accepted = accepted
 
 
 class NotFound(InputError):

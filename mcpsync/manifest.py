@@ -251,15 +251,10 @@ def _check_constraint(text: str, where: str) -> None:
     try:
         Constraint.parse(text)
     except InvalidConstraint as exc:
-        # versions.py says "invalid version constraint 'X': REASON; accepted: FORMS": keep the
-        # reason on the error line and move the (long) list of forms to the hint.
-        detail = exc.message
-        prefix = f"invalid version constraint {text!r}: "
-        detail = detail[len(prefix) :] if detail.startswith(prefix) else detail
-        reason, found, accepted = detail.partition("; accepted: ")
+        # The reason on the error line, the (long) list of accepted forms in the hint.
         raise InputError(
-            f"{where}: `version` {text!r} is not a valid constraint: {reason}",
-            hint=f"accepted: {accepted}" if found else exc.hint,
+            f"{where}: `version` {text!r} is not a valid constraint: {exc.reason}",
+            hint=exc.accepted,
         ) from None
 
 

@@ -247,8 +247,8 @@ _ANY = ("*", "x", "X")
 _RESERVED = set("<>=!~^*|,")
 
 
-def _fail(text: str, reason: str) -> InvalidConstraint:
-    return InvalidConstraint(f"invalid version constraint {text!r}: {reason}; {_ACCEPTED}")
+def _fail(text: object, reason: str) -> InvalidConstraint:
+    return InvalidConstraint(text, reason, _ACCEPTED)
 
 
 @dataclass(frozen=True)
@@ -414,9 +414,7 @@ class Constraint:
 
     def __post_init__(self) -> None:
         if not isinstance(self.text, str):
-            raise InvalidConstraint(
-                f"invalid version constraint {self.text!r}: it must be a string; {_ACCEPTED}"
-            )
+            raise _fail(self.text, "it must be a string")
         # Frozen: set the parse result once, here, so Constraint(text) is always valid.
         object.__setattr__(self, "_parts", _parse_text(self.text))
 
