@@ -29,6 +29,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
 import registry_stub  # noqa: E402  (the stand-in lives with the tests)
+from bench_help import child_env, mcpsync_command  # noqa: E402  (this script's own directory)
 from registry_stub import RegistryStub, make_item, npm_package  # noqa: E402
 
 TARGET_COLD_S = 0.6
@@ -66,17 +67,6 @@ def catalog(count: int) -> tuple[list[dict[str, Any]], str]:
         constraint = constraints[i % len(constraints)]
         toml.append(f'[servers.s{i:03d}]\nname = "{name}"\nversion = "{constraint}"\n')
     return items, "\n".join(toml)
-
-
-def mcpsync_command() -> list[str]:
-    script = Path(sys.executable).with_name("mcpsync")
-    return [str(script)] if script.is_file() else [sys.executable, "-m", "mcpsync"]
-
-
-def child_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSYNC_")}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode is cached
-    return env
 
 
 @dataclass
