@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -10,6 +10,11 @@ from mcpsync.cli.context import Context
 from mcpsync.cli.meta import category, examples
 from mcpsync.cli.output import emit_json, json_option, say
 from mcpsync.errors import InputError
+
+if TYPE_CHECKING:
+    from mcpsync.lockfile import LockedServer
+    from mcpsync.manifest import ServerSpec
+    from mcpsync.registry.base import ServerEntry
 
 
 @category("read")
@@ -37,7 +42,7 @@ def list_cmd(ctx: Context, as_json: bool) -> int:
     return 0
 
 
-def _row(server: Any) -> dict[str, Any]:
+def _row(server: LockedServer) -> dict[str, Any]:
     launch = server.launch
     shown = launch.url or " ".join([launch.command or "", *launch.args]).strip()
     return {
@@ -64,13 +69,12 @@ def outdated(ctx: Context, as_json: bool) -> int:
     if found is None:
         raise InputError(f"{proj.lock_path} not found", hint="run `mcpsync lock` first")
     pinned = [s for s in found.servers if s.name and s.alias in proj.manifest.servers]
-    registry = proj.registry_opener()() if pinned else None
-    try:
-        versions = (
-            registry.versions_many(sorted({s.name for s in pinned if s.name})) if registry else {}
-        )
-    finally:
-        if registry:
+    versions: dict[str, list[ServerEntry]] = {}
+    if pinned:
+        registry = proj.registry_opener()()
+        try:
+            versions = registry.versions_many(sorted({s.name for s in pinned if s.name}))
+        finally:
             registry.close()
     rows = [
         _outdated_row(proj.manifest.servers[s.alias], s, versions[s.name or ""]) for s in pinned
@@ -87,7 +91,9 @@ def outdated(ctx: Context, as_json: bool) -> int:
     return 0
 
 
-def _outdated_row(spec: Any, locked: Any, entries: list[Any]) -> dict[str, Any]:
+def _outdated_row(
+    spec: ServerSpec, locked: LockedServer, entries: list[ServerEntry]
+) -> dict[str, Any]:
     from mcpsync.versions import Constraint, select, version_key
 
     names = [e.version for e in entries]
@@ -96,7 +102,7 @@ def _outdated_row(spec: Any, locked: Any, entries: list[Any]) -> dict[str, Any]:
         names, Constraint.parse(spec.version), prereleases=spec.prereleases, latest=latest
     )
     newest = select(names, Constraint.parse("*"), prereleases=spec.prereleases)
-    current = version_key(locked.version)
+    current = version_key(locked.version) if locked.version else None
 
     def newer(v: str | None) -> str | None:
         if v is None or v == locked.version:
