@@ -40,8 +40,8 @@ class FileChange:
     missing_env: tuple[str, ...] = ()  # variables the user must export (no reference syntax)
     stamp: str | None = None  # digest of everything but the file's text that `new` depends on
 
-    @property
-    def real(self) -> Path:
+    @functools.cached_property
+    def real(self) -> Path:  # asked for several times per run; realpath costs a syscall a part
         return real_target(self.path)
 
     @property
@@ -62,14 +62,22 @@ class SyncContext:
     stamps: dict[str, tuple[str, str]] = field(default_factory=dict)
     stamps_path: Path | None = None  # where this project's stamps are kept (a cache)
     stamps_text: str | None = None  # as read, to tell whether they changed
+    reals: dict[Path, Path] = field(default_factory=dict)  # path -> real_target(path)
+
+    def real(self, path: Path) -> Path:
+        """real_target(path), resolved once a run (the stamps and the read cache both ask)."""
+        real = self.reals.get(path)
+        if real is None:
+            real = self.reals[path] = real_target(path)
+        return real
 
     def unchanged_since_sync(self, path: Path, text: str, stamp: str) -> bool:
         """Whether `text` is exactly what a sync produced at `path` from the inputs `stamp`
         names: then editing it again would give `text` back, and parsing can be skipped."""
-        return self.stamps.get(str(real_target(path))) == (text_digest(text), stamp)
+        return self.stamps.get(str(self.real(path))) == (text_digest(text), stamp)
 
     def read(self, path: Path) -> str | None:
-        real = real_target(path)
+        real = self.real(path)
         if real not in self.files:
             self.files[real] = read_text(real)
         return self.files[real]
@@ -135,7 +143,7 @@ def removals(
         return set(existing) - set(entries)
     from mcpsync.ownership import claim
 
-    ours = claim(ctx.ledger, real_target(path), ctx.project_id, existing, entries, label(spec))
+    ours = claim(ctx.ledger, ctx.real(path), ctx.project_id, existing, entries, label(spec))
     return ours - set(entries)
 
 
