@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,6 +103,11 @@ class Manifest:
     @property
     def root(self) -> Path:
         return self.path.parent
+
+
+def alias_list(aliases: Iterable[str]) -> str:
+    """Server aliases for a hint: sorted, comma-separated, "(none)" when there are none."""
+    return ", ".join(sorted(aliases)) or "(none)"
 
 
 def _plain(value: Any) -> Any:
@@ -310,7 +315,7 @@ def _target(path: Path, index: int, raw: Any, servers: Mapping[str, ServerSpec])
         if missing:
             raise InputError(
                 f"{where}: `servers` names unknown server alias {', '.join(map(repr, missing))}",
-                hint=f"servers in {path.name}: {', '.join(sorted(servers)) or '(none)'}",
+                hint=f"servers in {path.name}: {alias_list(servers)}",
             )
     scope = _choice(raw, "scope", ("project", "user"), where)
     return TargetSpec(kind, _str(raw, "path", where), subset, scope, index)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpsync.errors import InputError
-from mcpsync.manifest import ALIAS_HINT, ALIAS_RE, NAME_HINT, NAME_RE
+from mcpsync.manifest import ALIAS_HINT, ALIAS_RE, NAME_HINT, NAME_RE, alias_list
 
 INIT_TEMPLATE = """\
 # mcp.toml: the MCP servers this project uses. `mcpsync lock` pins them in mcp.lock;
@@ -113,7 +113,7 @@ def remove_server(text: str, path: Path, alias: str) -> str:
     if servers is None or alias not in servers:
         raise InputError(
             f"{path.name}: no server '{alias}' to remove",
-            hint=f"servers: {', '.join(servers or ()) or '(none)'}",
+            hint=f"servers: {alias_list(servers or ())}",
         )
     wanted = doc.unwrap()  # plain copies: the text edit is checked against these
     del wanted["servers"][alias]

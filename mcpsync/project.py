@@ -51,7 +51,7 @@ class Project:
         if unknown:
             raise InputError(
                 f"{flag}: no server {', '.join(map(repr, unknown))} in {self.manifest.path}",
-                hint=f"servers: {', '.join(sorted(self.manifest.servers)) or '(none)'}",
+                hint=f"servers: {manifest.alias_list(self.manifest.servers)}",
             )
 
 

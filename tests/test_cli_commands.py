@@ -254,7 +254,7 @@ def test_remove_unknown_alias(team: Path, stub: RegistryStub) -> None:
     before = (team / "mcp.toml").read_bytes()
     result = cli(stub, team, "remove", "nope")
     assert_clean_failure(result, 2, "no server 'nope'")
-    assert "weather, notes" in result.err
+    assert result.err_lines[1] == "  hint: servers: notes, weather"
     assert (team / "mcp.toml").read_bytes() == before
 
 

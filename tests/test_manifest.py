@@ -156,6 +156,16 @@ def test_constraint_error_keeps_the_reason_and_moves_the_forms_to_the_hint() -> 
     assert caught.value.hint is not None and caught.value.hint.startswith("accepted: '1.2.3'")
 
 
+def test_target_naming_an_unknown_alias_lists_the_servers_in_the_hint() -> None:
+    text = A + '[servers.b]\ncommand = "x"\n[[targets]]\nkind = "cursor"\nservers = ["nope"]\n'
+    with pytest.raises(InputError) as caught:
+        parse(text, PATH)
+    assert caught.value.message == (
+        "mcp.toml: [[targets]] #1: `servers` names unknown server alias 'nope'"
+    )
+    assert caught.value.hint == "servers in mcp.toml: a, b"
+
+
 @pytest.mark.parametrize(
     "text",
     ["[servers.a\n", A + 'name = "io.github.x/b"\n', "x = \n"],

@@ -234,7 +234,8 @@ def test_report_is_json_with_json(tmp_path: Path, stub: RegistryStub) -> None:
 def test_upgrade_package_unknown_alias_is_bad_usage(tmp_path: Path, stub: RegistryStub) -> None:
     root = write_project(tmp_path, registry_toml(BEFORE))
     result = run_cli("--registry", stub.url, "-C", root, "lock", "-P", "nope")
-    assert_clean_failure(result, 2, "-P", "'nope'")
+    assert_clean_failure(result, 2, "-P/--upgrade-package: no server 'nope' in ")
+    assert result.err_lines[1] == "  hint: servers: a, b"
     assert stub.request_count == 0
     assert not (root / "mcp.lock").exists()
 
