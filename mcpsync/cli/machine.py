@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import click
 
 from mcpsync.cli.meta import category
+from mcpsync.cli.output import emit_json, say
 from mcpsync.errors import InputError
 
 
@@ -35,13 +36,12 @@ def help_cmd(ctx: click.Context, machine: bool, command: Sequence[str]) -> int:
         raise InputError("help needs the mcpsync command group")
     if machine:
         return _machine(root.command, command)
-    click.echo(_plain(root, command))
+    say(_plain(root, command))
     return 0
 
 
 def _machine(group: click.Group, command: Sequence[str]) -> int:
     from mcpsync import __version__
-    from mcpsync.cli.output import emit_json
     from mcpsync.mcpserver.machine_help import UnknownCommand, build_machine_help
 
     only = [" ".join(command)] if command else []

@@ -12,6 +12,7 @@ import click
 
 from mcpsync.cli.context import Context
 from mcpsync.cli.meta import category
+from mcpsync.cli.output import note
 from mcpsync.errors import EnvFailure, InputError
 
 if TYPE_CHECKING:
@@ -63,21 +64,20 @@ def serve(ctx: click.Context, read_only: bool, http: bool, host: str, port: int)
     server = server_module.build_server(_root_group(ctx), settings)
     where = f"project {settings.root}" + (", read-only" if read_only else "")
     if not http:
-        click.echo(f"mcpsync mcp serve: stdio, {where}", err=True)
+        note(f"mcpsync mcp serve: stdio, {where}")
         server_module.serve_stdio(server)
         return 0
     if host not in server_module.LOOPBACK:
-        click.echo(
+        note(
             f"warning: binding {host}: anyone who can reach it can run mcpsync's tools"
-            + ("" if read_only else " and change this project (consider --read-only)"),
-            err=True,
+            + ("" if read_only else " and change this project (consider --read-only)")
         )
     try:
         server_module.serve_http(
             server,
             host,
             port,
-            lambda url: click.echo(f"mcpsync mcp serve: {url}, {where}", err=True),
+            lambda url: note(f"mcpsync mcp serve: {url}, {where}"),
         )
     except OSError as exc:
         raise EnvFailure(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
