@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcpsync.errors import InputError
 from mcpsync.lockfile import LockedServer
@@ -36,6 +36,9 @@ from mcpsync.targets.base import (
 )
 from mcpsync.targets.clients import file_of, in_home, render_all, scope_of
 from mcpsync.targets.render import Renderer, no_syntax
+
+if TYPE_CHECKING:
+    from tomlkit import TOMLDocument
 
 MAP_KEY = "mcp_servers"
 PROJECT_FILE = ".codex/config.toml"
@@ -100,12 +103,14 @@ class CodexTarget:
         path = file_of(self.spec, scope, PROJECT_FILE, in_home(".codex", "config.toml"), ctx)
         old = ctx.read(path)
         text = old or ""
-        existing = _servers(_loads(text, path), path)
+        doc = _parse(text, path)
+        data = doc.unwrap()
+        existing = _servers(data, path)
         out = render_all(self.spec, servers, no_syntax, render, existing)
         entries = {name: _order(entry) for name, entry in out.entries.items()}
         shared = scope == "user"
         remove = removals(self.spec, ctx, path, existing, entries, shared=shared)
-        new = edit(text, path, existing, entries, remove)
+        new = edit(doc, text, path, data, entries, remove)
         return map_change(
             self.spec, path, old, new, entries, shared=shared, missing_env=out.missing
         )
@@ -114,11 +119,11 @@ class CodexTarget:
 # ------------------------------------------------------------------------ the TOML document
 
 
-def _loads(text: str, path: Path) -> dict[str, Any]:
+def _parse(text: str, path: Path) -> TOMLDocument:
     import tomlkit
 
     try:
-        return tomlkit.parse(text).unwrap()
+        return tomlkit.parse(text)
     except Exception as exc:  # tomlkit's ParseError family
         raise InputError(f"Invalid TOML in {path}: {exc}. File not modified.") from None
 
@@ -134,20 +139,22 @@ def _servers(data: dict[str, Any], path: Path) -> dict[str, Any]:
 
 
 def edit(
+    doc: TOMLDocument,
     text: str,
     path: Path,
-    existing: dict[str, Any],
+    data: dict[str, Any],
     entries: dict[str, Any],
     remove: set[str],
 ) -> str:
-    """`text` with the server tables set and removed, every other byte as it was."""
+    """`text` with the server tables set and removed, every other byte as it was. `doc` is
+    `text` parsed (and is edited), `data` its plain value."""
     import tomlkit
 
+    existing = _servers(data, path)
     changed = [n for n, e in entries.items() if existing.get(n) != e]
     if not changed and not remove:
         return text
     try:
-        doc = tomlkit.parse(text)
         servers: Any = doc.get(MAP_KEY)
         for name in sorted(remove):
             del servers[name]
@@ -163,7 +170,7 @@ def edit(
             hint=f"write `{MAP_KEY}` as [{MAP_KEY}.NAME] tables, the form Codex documents",
         ) from None
     new = _same_ending(_line_endings(new, text), text)
-    _verify(new, text, path, {k: v for k, v in existing.items() if k not in remove} | entries)
+    _verify(new, data, path, {k: v for k, v in existing.items() if k not in remove} | entries)
     return new
 
 
@@ -210,13 +217,13 @@ def _same_ending(new: str, old: str) -> str:
     return new.rstrip("\r\n") + tail
 
 
-def _verify(new: str, old: str, path: Path, servers: dict[str, Any]) -> None:
+def _verify(new: str, old: dict[str, Any], path: Path, servers: dict[str, Any]) -> None:
     """Read the result back: the server map must be as intended and nothing else changed."""
     try:
-        before, after = _loads(old, path), _loads(new, path)
+        after = _parse(new, path).unwrap()
     except InputError:
         raise _unsafe(path, "the edited text does not parse") from None
-    before.pop(MAP_KEY, None)
+    before = {k: v for k, v in old.items() if k != MAP_KEY}
     got = after.pop(MAP_KEY, {})
     if after != before or got != servers:
         raise _unsafe(path, "the edited text does not read back as intended")
