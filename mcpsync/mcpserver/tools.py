@@ -295,11 +295,12 @@ def _help_tool(catalog: Catalog) -> ToolSpec:
 def help_data(catalog: Catalog, only: Sequence[str], *, read_only: bool) -> dict[str, Any]:
     """The machine help for the help tool: each command also says which tool runs it, and its
     examples come with their tool calls."""
-    doc = copy.deepcopy(dict(catalog.doc))
-    doc["global_flags"] = copy.deepcopy(catalog.global_flags)
-    keep = [c for c in doc["commands"] if not only or c["path"] in only]
-    doc["commands"] = [_with_tools(catalog, c, read_only) for c in keep]
-    return doc
+    keep = [c for c in catalog.doc["commands"] if not only or c["path"] in only]
+    return {
+        **catalog.doc,
+        "global_flags": copy.deepcopy(catalog.global_flags),
+        "commands": [_with_tools(catalog, copy.deepcopy(c), read_only) for c in keep],
+    }
 
 
 def _with_tools(catalog: Catalog, command: dict[str, Any], read_only: bool) -> dict[str, Any]:
