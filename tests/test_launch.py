@@ -1029,15 +1029,66 @@ UNSAFE_CASES: list[tuple[str, dict[str, Any], LaunchOptions]] = [
 ]
 
 
+SHELL = "starts with '-' or holds whitespace/shell characters"
+SHAPE = "is not a plain registry name or version"
+HTTP = "uses plain http to a host other than localhost"
+# What each case is refused for: the refusal must be the one the case is about.
+UNSAFE_WHY = {
+    "identifier starts with -": f"package identifier '--registry=evil' {SHELL}",
+    "identifier with ;": f"package identifier 'pkg;rm -rf ~' {SHELL}",
+    "identifier with whitespace": f"package identifier 'pkg other' {SHELL}",
+    "identifier with $()": f"package identifier '$(curl evil)' {SHELL}",
+    "identifier with newline": f"package identifier 'pkg\\nrm' {SHELL}",
+    "npm identifier as a git url": f"package identifier 'github:evil/pkg' {SHAPE}",
+    "npm identifier as a tarball url": f"package identifier 'https://e.vil/p.tgz' {SHAPE}",
+    "version with backtick": f"version '1.0`id`' {SHELL}",
+    "version as an npm alias": f"version 'npm:evil@1.0.0' {SHAPE}",
+    "version starts with -": f"version '-1' {SHELL}",
+    "server version unsafe when package has none": "version '{{VERSION}}' " + SHELL,
+    "oci image with a shell character": f"package identifier 'img|sh' {SHELL}",
+    "remote url plain http to a public host": f"url 'http://mcp.example.com/sse' {HTTP}",
+    "remote url with userinfo": (
+        "url 'https://user:pw@mcp.example.com/sse' carries a user name or password"
+    ),
+    "remote url with whitespace": (
+        "url 'https://mcp.example.com/a b' holds whitespace or characters not allowed in a URL"
+    ),
+    "remote url not http(s)": "url 'file:///etc/passwd' is not an http(s) URL with a host",
+    "remote url unsafe after filling a placeholder": (
+        "url 'https://a@evil.example/sse' carries a user name or password"
+    ),
+    "package transport url to a public host over http": f"url 'http://evil.example/mcp' {HTTP}",
+    "env var name": "environment variable name 'BAD-NAME' is not a valid name",
+    "env var name with =": "environment variable name 'A=B' is not a valid name",
+    "header name": "header name 'X Key' is not a valid HTTP header name",
+    "header value with a line break": "header 'X-Mode' has a line break or NUL in its value",
+    "argument value with a newline": "argument 'a\\nb' holds a line break or NUL",
+    "argument value with NUL": "argument 'a\\x00' holds a line break or NUL",
+    "argument name with whitespace": (
+        "argument name '--x; id' is empty or holds whitespace/shell characters"
+    ),
+    "argument of an unknown type": "argument type 'env' is neither positional nor named",
+    "mcpb without a digest": "fileSha256 None is not a SHA-256 hex digest",
+    "mcpb with a bad digest": "fileSha256 'abc' is not a SHA-256 hex digest",
+    "mcpb over plain http": f"mcpb identifier 'http://example.com/x.mcpb' {HTTP}",
+    "packages is not a list": "'packages' is not a list of objects",
+    "identifier is not a string": "'identifier' is not a string",
+}
+
+
 @pytest.mark.parametrize(
-    ("doc", "options"),
-    [case[1:] for case in UNSAFE_CASES],
+    ("case", "doc", "options"),
+    UNSAFE_CASES,
     ids=[case[0] for case in UNSAFE_CASES],
 )
-def test_unsafe_registry_data_refused(doc: dict[str, Any], options: LaunchOptions) -> None:
+def test_unsafe_registry_data_refused(
+    case: str, doc: dict[str, Any], options: LaunchOptions
+) -> None:
     with pytest.raises(UnsafeData) as caught:
         render(doc, options)
-    assert caught.value.message.startswith("Server 'demo' (io.github.example/demo): refusing")
+    assert caught.value.message == (
+        f"Server 'demo' (io.github.example/demo): refusing registry data: {UNSAFE_WHY[case]}"
+    )
 
 
 @pytest.mark.parametrize(
