@@ -778,8 +778,11 @@ def test_second_sync_changes_nothing_and_a_hand_edit_fails_check(
     assert project.sync("--check").code == 0
 
     path.write_text(case.after.replace("@1.2.0", "@1.1.9"), encoding="utf-8")
+    age(files)
+    edited = snapshot(files)
     check = project.sync("--check")
     assert check.code == 1
+    assert snapshot(files) == edited  # --check writes nothing
     shown = str(path) if case.rel.startswith("~/") else case.rel
     assert shown in check.text
     assert "1.1.9" in check.text  # the diff shows the drift
