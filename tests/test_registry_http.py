@@ -188,15 +188,6 @@ def test_versions_many_raises_the_first_failure_in_input_order(client: HttpRegis
         client.versions_many([WEATHER, "io.github.x/first", "io.github.x/second"])
 
 
-def test_get_many_deduplicates(client: HttpRegistry, registry_stub: RegistryStub) -> None:
-    pairs = [(WEATHER, "1.0.0"), ("com.example/search", "latest"), (WEATHER, "1.0.0")]
-    found = client.get_many(pairs)
-    assert {pair: e.version for pair, e in found.items()} == {
-        (WEATHER, "1.0.0"): "1.0.0",
-        ("com.example/search", "latest"): "2.0.0",
-    }
-    assert registry_stub.request_count == 2
-
 
 def test_transient_failures_under_concurrency_still_give_everything() -> None:
     names = [f"io.github.t/srv-{i:03d}" for i in range(30)]

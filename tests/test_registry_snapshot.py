@@ -53,7 +53,7 @@ def test_answers_like_the_http_backend(samples: SnapshotRegistry) -> None:
         names = ["io.github.example/notes", WEATHER, "com.example/search"]
         assert samples.versions_many(names) == http.versions_many(names)
         pairs = [(WEATHER, "latest"), (WEATHER, "1.2.0"), ("io.github.example/postgres", "3.1.0")]
-        assert samples.get_many(pairs) == http.get_many(pairs)
+        assert [samples.get(*pair) for pair in pairs] == [http.get(*pair) for pair in pairs]
         for text, latest_only in [("EXAMPLE", True), ("weather", False), ("", False)]:
             assert samples.search(text, latest_only=latest_only) == http.search(
                 text, latest_only=latest_only

@@ -95,10 +95,6 @@ class Registry(Protocol):
         """One exact version (or "latest"). Raises NotFound."""
         ...
 
-    def get_many(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], ServerEntry]:
-        """get() for many (name, version) pairs concurrently; raises the first failure."""
-        ...
-
     def search(self, text: str, *, limit: int = 30, latest_only: bool = True) -> list[ServerEntry]:
         """Servers whose name contains `text` (case-insensitive), following cursors up to limit."""
         ...

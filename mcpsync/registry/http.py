@@ -104,11 +104,7 @@ class HttpRegistry:
         return dict(zip(unique, self._concurrently(unique, self._versions), strict=True))
 
     def get(self, name: str, version: str) -> ServerEntry:
-        return self._get((name, version), threading.Event())
-
-    def get_many(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], ServerEntry]:
-        unique = list(dict.fromkeys(pairs))
-        return dict(zip(unique, self._concurrently(unique, self._get), strict=True))
+        return self._get(name, version, threading.Event())
 
     def search(self, text: str, *, limit: int = 30, latest_only: bool = True) -> list[ServerEntry]:
         found: list[ServerEntry] = []
@@ -152,8 +148,7 @@ class HttpRegistry:
             raise self._server_missing(name)
         return live
 
-    def _get(self, pair: tuple[str, str], abort: threading.Event) -> ServerEntry:
-        name, version = pair
+    def _get(self, name: str, version: str, abort: threading.Event) -> ServerEntry:
         target = f"{API}/{_segment(name)}/versions/{_segment(version)}"
         try:
             data = self._get_json(target, abort)

@@ -65,9 +65,6 @@ class SnapshotRegistry:
                 return entry
         raise version_not_found(name, version, self.url, known)
 
-    def get_many(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], ServerEntry]:
-        return {pair: self.get(*pair) for pair in pairs}
-
     def search(self, text: str, *, limit: int = 30, latest_only: bool = True) -> list[ServerEntry]:
         needle = text.lower()
         found = [
