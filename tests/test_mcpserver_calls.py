@@ -302,3 +302,6 @@ def test_help_data_says_which_tool_runs_each_command(catalog: Catalog) -> None:
     assert "C" not in {f["name"] for f in data["global_flags"]}
     (lock,) = help_data(catalog, ["lock"], read_only=True)["commands"]
     assert lock["tools"] == [READ_TOOL]
+    # A group comes with its subcommands, as `mcpsync help --machine mcp` gives them.
+    mcp = help_data(catalog, ["mcp"], read_only=False)["commands"]
+    assert [(c["path"], c["tools"]) for c in mcp] == [("mcp", []), ("mcp serve", [])]

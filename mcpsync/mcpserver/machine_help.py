@@ -34,7 +34,7 @@ def build_machine_help(
     root_ctx = click.Context(group, info_name=prog, **group.context_settings)
     commands = [_describe(ctx, cmd) for ctx, cmd in _walk(root_ctx, group)]
     if only:
-        commands = _select(commands, only)
+        commands = select_commands(commands, only)
     return {
         "schema_version": SCHEMA_VERSION,
         "name": prog,
@@ -59,7 +59,9 @@ def _walk(ctx: click.Context, group: click.Group) -> Iterator[tuple[click.Contex
             yield from _walk(sub_ctx, cmd)
 
 
-def _select(commands: list[dict[str, Any]], only: Sequence[str]) -> list[dict[str, Any]]:
+def select_commands(commands: list[dict[str, Any]], only: Sequence[str]) -> list[dict[str, Any]]:
+    """The entries of `commands` named in `only`, with their subcommands; UnknownCommand for a
+    name that is not a command path."""
     wanted = [" ".join(name.split()) for name in only]
     known = [c["path"] for c in commands]
     for name in wanted:

@@ -25,6 +25,7 @@ from mcpsync.mcpserver.calls import (
     show_call,
     tool_accepts,
 )
+from mcpsync.mcpserver.machine_help import select_commands
 
 MAX_EXAMPLES = 6
 
@@ -295,7 +296,7 @@ def _help_tool(catalog: Catalog) -> ToolSpec:
 def help_data(catalog: Catalog, only: Sequence[str], *, read_only: bool) -> dict[str, Any]:
     """The machine help for the help tool: each command also says which tool runs it, and its
     examples come with their tool calls."""
-    keep = [c for c in catalog.doc["commands"] if not only or c["path"] in only]
+    keep = select_commands(catalog.doc["commands"], only) if only else catalog.doc["commands"]
     return {
         **catalog.doc,
         "global_flags": copy.deepcopy(catalog.global_flags),
