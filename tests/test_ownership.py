@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from project_helpers import snapshot
+from project_helpers import age, snapshot
 from sync_helpers import SERVERS, Project, make_project
 
 from mcpsync.ownership import Ledger, claim
@@ -107,6 +107,7 @@ def test_user_entry_with_our_name_is_refused_and_nothing_is_written(project: Pro
     global_file(project).write_text(USER_CONFIG.replace("name: mine", "name: notes"))
     setup(project, "notes", agent=True)
     files = [global_file(project), project.path("agents/a/agent.yaml")]
+    age(files)
     before = snapshot(files)
     result = project.sync()
     assert result.code == 2
@@ -125,13 +126,15 @@ def test_other_projects_entry_with_our_name_is_refused(project: Project) -> None
     assert a.sync().code == 0
     b.manifest(SERVERS["notes"].replace("1.4.2", "2.0.0"), DEFAULT_GLOBAL)
     b.lock()
-    before = snapshot([global_file(a)])
+    files = [global_file(a), a.state / "owners.json"]  # a's entry and a's claim on it
+    age(files)
+    before = snapshot(files)
     result = b.sync()
     assert result.code == 2
     assert f"entry 'notes' belongs to project {a.root}, which writes a different value" in (
         result.err
     )
-    assert snapshot([global_file(a)]) == before
+    assert snapshot(files) == before
 
 
 def test_identical_entry_is_shared_and_stays_until_the_last_project_drops_it(
@@ -249,6 +252,7 @@ def test_corrupt_ledger_is_an_input_error(project: Project) -> None:
     result = project.sync()
     assert result.code == 2
     assert "Invalid ownership ledger" in result.err and "File not modified." in result.err
+    assert (project.state / "owners.json").read_bytes() == b"{not json"
     assert not global_file(project).exists()
 
 
