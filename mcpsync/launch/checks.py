@@ -62,6 +62,10 @@ class Ctx:
     def user_error(self, what: str) -> InputError:
         return InputError(f"{self.who}: {what}")
 
+    def refuse(self, what: str, *, from_user: bool) -> InputError:
+        """The user's own value (mcp.toml) fails as InputError, the registry's as UnsafeData."""
+        return self.user_error(what) if from_user else self.unsafe(what)
+
     def missing(self, kind: str, key: str) -> InputError:
         alias, toml_key = self.opts.alias, _toml_key(key)
         return InputError(
@@ -189,15 +193,13 @@ def check_url(ctx: Ctx, url: str, what: str, *, from_user: bool = False) -> str:
     problem = _url_problem(url)
     if problem is None:
         return url
-    message = f"{what} {url!r} {problem}"
-    raise ctx.user_error(message) if from_user else ctx.unsafe(message)
+    raise ctx.refuse(f"{what} {url!r} {problem}", from_user=from_user)
 
 
 def check_env_name(ctx: Ctx, name: str | None, *, from_user: bool = False) -> str:
     if name and _ENV_NAME.match(name):
         return name
-    message = f"environment variable name {name!r} is not a valid name"
-    raise ctx.user_error(message) if from_user else ctx.unsafe(message)
+    raise ctx.refuse(f"environment variable name {name!r} is not a valid name", from_user=from_user)
 
 
 def check_env_values(ctx: Ctx, env: Mapping[str, str]) -> None:
@@ -213,7 +215,7 @@ def check_header(ctx: Ctx, name: str | None, value: str, *, from_user: bool = Fa
         message = f"header {name!r} has a line break or NUL in its value"
     else:
         return name
-    raise ctx.user_error(message) if from_user else ctx.unsafe(message)
+    raise ctx.refuse(message, from_user=from_user)
 
 
 def check_args(ctx: Ctx, args: Sequence[str]) -> tuple[str, ...]:
