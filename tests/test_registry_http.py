@@ -188,7 +188,6 @@ def test_versions_many_raises_the_first_failure_in_input_order(client: HttpRegis
         client.versions_many([WEATHER, "io.github.x/first", "io.github.x/second"])
 
 
-
 def test_transient_failures_under_concurrency_still_give_everything() -> None:
     names = [f"io.github.t/srv-{i:03d}" for i in range(30)]
     with RegistryStub(many_servers(30)) as stub, make_client(stub, retries=3) as registry:
