@@ -1,13 +1,14 @@
 """Benchmark `mcpsync sync`: 50 servers into 200 agent.yaml files, and the no-op sync.
 
-    python bench/bench_sync.py [--servers 50] [--agents 200] [--repeat 7] [--profile]
+    python bench/bench_sync.py [--servers 50] [--agents 200] [--repeat 7] [--profile] [--global]
 
 Targets (issue 3): a full sync <= 1 s, a no-op sync <= 0.4 s. Both are measured in-process
 (`mcpsync.cli.main.run`, imports warm) and as a subprocess (`python -m`-style, cold start
 included); the no-op also without sync's stamps (a fresh checkout, as in CI: every file is
 parsed). Prints medians; asserts nothing. HOME and MCPSYNC_STATE_DIR point into the temp
 project, so the real home is never touched. `--profile` prints the top of a cProfile of one
-in-process full sync and one no-op sync.
+in-process full sync and one no-op sync. `--global` adds a holodeck-global target (a shared
+file: sync then also takes the ledger's lock).
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ def item(i: int) -> dict[str, object]:
     return {"server": server, "_meta": {"io.modelcontextprotocol.registry/official": meta}}
 
 
-def build(root: Path, servers: int, agents: int) -> list[Path]:
+def build(root: Path, servers: int, agents: int, shared: bool = False) -> list[Path]:
     (root / "registry").mkdir(parents=True)
     items = [item(i) for i in range(servers)]
     (root / "registry" / "servers.json").write_text(json.dumps({"servers": items}))
@@ -91,6 +92,8 @@ def build(root: Path, servers: int, agents: int) -> list[Path]:
     for i in range(servers):
         lines.append(f'[servers.server-{i:02d}]\nname = "io.github.bench/server-{i:02d}"\n')
     lines.append('[[targets]]\nkind = "holodeck-agent"\npath = "agents/*/agent.yaml"\n')
+    if shared:
+        lines.append('[[targets]]\nkind = "holodeck-global"\npath = "holodeck/config.yaml"\n')
     (root / "mcp.toml").write_text("\n".join(lines))
     paths = []
     for i in range(agents):
@@ -161,6 +164,7 @@ def main() -> int:
     parser.add_argument("--agents", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--global", dest="shared", action="store_true")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="mcpsync-bench-") as tmp:
@@ -168,7 +172,7 @@ def main() -> int:
         os.environ["HOME"] = str(Path(tmp) / "home")
         os.environ["MCPSYNC_STATE_DIR"] = str(Path(tmp) / "state")
         os.environ.pop("MCPSYNC_REGISTRY", None)
-        paths = build(root, args.servers, args.agents)
+        paths = build(root, args.servers, args.agents, args.shared)
         base = ["-C", str(root)]
         if in_process([*base, "lock"])() != 0:
             raise SystemExit("lock failed")
