@@ -51,12 +51,22 @@ class SyncPlan:
         return _stamps_text(self.changes) if self.ctx.stamps_path else None
 
 
-def plan(manifest: Manifest, lock: Lock, ctx: SyncContext) -> SyncPlan:
+def plan(
+    manifest: Manifest, lock: Lock, ctx: SyncContext, *, again: SyncPlan | None = None
+) -> SyncPlan:
+    """Every target's changes. `again`: a plan made before the shared-files lock was taken;
+    only its targets that touch shared files are planned again (under that lock, with the
+    ledger read anew); the others, this project's own files, keep their changes."""
     from mcpsync import targets
+    from mcpsync.targets.base import label
 
     changes: list[FileChange] = []
     for spec in manifest.targets:
-        changes += targets.make(spec).plan(lock.servers, ctx)
+        before = [c for c in again.changes if c.target == label(spec)] if again else []
+        if before and not any(c.shared for c in before):
+            changes += before
+        else:
+            changes += targets.make(spec).plan(lock.servers, ctx)
     _no_file_twice(changes)
     for change in changes:
         if change.shared:

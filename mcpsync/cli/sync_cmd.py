@@ -67,7 +67,7 @@ def _fresh_lock(proj: Project, frozen: bool) -> Any:
     return lock
 
 
-def _plan(proj: Project, lock: Any, home: Path) -> SyncPlan:
+def _plan(proj: Project, lock: Any, home: Path, again: SyncPlan | None = None) -> SyncPlan:
     from mcpsync import sync as sync_mod
     from mcpsync.ownership import Ledger, state_dir
     from mcpsync.targets.base import SyncContext
@@ -84,7 +84,7 @@ def _plan(proj: Project, lock: Any, home: Path) -> SyncPlan:
         stamps_path=stamps_path,
         stamps_text=stamps_text,
     )
-    return sync_mod.plan(proj.manifest, lock, ctx)
+    return sync_mod.plan(proj.manifest, lock, ctx, again=again)
 
 
 def _write(proj: Project, lock: Any, home: Path, as_json: bool) -> int:
@@ -99,14 +99,15 @@ def _write(proj: Project, lock: Any, home: Path, as_json: bool) -> int:
         the_plan = _plan(proj, lock, home)
         if any(c.shared for c in the_plan.changes):
             # Projects that share user-scope files serialize on the ledger's directory, from
-            # the very first run (which creates it); plan again under that lock.
+            # the very first run (which creates it); plan the shared files again under that
+            # lock (this project's own files are under the project lock already).
             shared = state_dir(home)
             try:
                 shared.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise EnvFailure(f"Cannot create {shared}: {exc.strerror}") from None
             stack.enter_context(project_lock(shared))
-            the_plan = _plan(proj, lock, home)
+            the_plan = _plan(proj, lock, home, again=the_plan)
         written = sync_mod.write(the_plan)
     if as_json:
         emit_json(_json(proj, the_plan, include_diff=False))
