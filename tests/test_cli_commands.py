@@ -331,8 +331,13 @@ def test_show_unknown(team: Path, stub: RegistryStub, spec: str, needles: list[s
 
 
 def test_search_and_show_work_without_a_manifest(tmp_path: Path, stub: RegistryStub) -> None:
-    assert cli(stub, tmp_path, "search", "weather").code == 0
-    assert cli(stub, tmp_path, "show", WEATHER).code == 0
+    found = cli(stub, tmp_path, "search", "weather", "--json")
+    assert found.code == 0, str(found)
+    assert [s["name"] for s in found.json()["servers"]] == [WEATHER]
+    shown = cli(stub, tmp_path, "show", WEATHER)
+    assert shown.code == 0, str(shown)
+    assert shown.out.startswith(f"{WEATHER} 2.0.0-beta.1 (active)\n")
+    assert not (tmp_path / "mcp.toml").exists()
 
 
 # --- list and outdated -----------------------------------------------------------------------
@@ -419,7 +424,10 @@ def test_json_parses_and_stderr_stays_quiet(
 
 
 def test_init_json(tmp_path: Path) -> None:
-    assert json.loads(run_cli("-C", tmp_path, "init", "--json").out)["written"].endswith("mcp.toml")
+    result = run_cli("-C", tmp_path, "init", "--json")
+    assert (result.code, result.err) == (0, "")
+    assert result.json() == {"written": str(tmp_path / "mcp.toml")}
+    assert (tmp_path / "mcp.toml").read_text() == INIT_TEMPLATE
 
 
 # --- registry selection ---------------------------------------------------------------------
