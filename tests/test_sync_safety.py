@@ -303,6 +303,25 @@ def test_projects_sharing_a_global_file_serialize_from_the_first_run(
     assert locked == [project.root, project.state]
 
 
+def test_only_shared_files_are_planned_again_under_the_ledger_lock(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcpsync.edit import yamledit
+
+    three_agents(project)
+    edited: list[str] = []
+    real = yamledit.replace_list_items
+
+    def spy(text: str, key: str, *args: Any, **kwargs: Any) -> str:
+        edited.append(kwargs["path"])
+        return real(text, key, *args, **kwargs)
+
+    monkeypatch.setattr(yamledit, "replace_list_items", spy)
+    assert project.sync().code == 0
+    config = str(project.path("holodeck/config.yaml"))
+    assert sorted(edited) == sorted([*(str(project.path(a)) for a in AGENTS), config, config])
+
+
 def test_agent_only_project_writes_no_ledger(project: Project) -> None:
     three_agents(project, with_global=False)
     assert project.sync().code == 0
