@@ -123,13 +123,14 @@ def remove_server(text: str, path: Path, alias: str) -> str:
     if not wanted["servers"]:
         del wanted["servers"]  # removing the last [servers.X] may remove `servers` itself
     cut = _cut_table(text, alias)
-    if cut is not None:
-        new = _drop_from_subsets(cut, alias)
-        got = _toml_data(new)
+    cut_doc = None if cut is None else _parse_or_none(cut)
+    if cut_doc is not None:
+        _drop_from_subsets_doc(cut_doc, alias)
+        got = cut_doc.unwrap()
         if got.get("servers") == {}:
             del got["servers"]
         if got == wanted:
-            return new
+            return str(cut_doc.as_string())  # tomlkit keeps every byte it did not edit
     del servers[alias]  # a layout the text edit does not know: let tomlkit do it
     _drop_from_subsets_doc(doc, alias)
     import tomlkit
@@ -146,14 +147,20 @@ def _edit_doc(text: str, path: Path) -> Any:
         raise InputError(f"Invalid TOML in {path}: {exc}. File not modified.") from None
 
 
-def _toml_data(text: str) -> dict[str, Any]:
-    """Plain data, for checking that an edit did exactly what it meant to."""
+def _parse_or_none(text: str) -> Any:
+    """The tomlkit document, or None when an edit broke the file (the caller falls back)."""
     import tomlkit
 
     try:
-        return dict(tomlkit.parse(text).unwrap())
-    except Exception:  # an edit that broke the file: the caller falls back
-        return {"": object()}
+        return tomlkit.parse(text)
+    except Exception:  # tomlkit's ParseError family
+        return None
+
+
+def _toml_data(text: str) -> dict[str, Any]:
+    """Plain data, for checking that an edit did exactly what it meant to."""
+    doc = _parse_or_none(text)
+    return {"": object()} if doc is None else dict(doc.unwrap())
 
 
 def _tomlkit_add(doc: Any, alias: str, fields: dict[str, str], text: str) -> str:
@@ -172,19 +179,11 @@ def _tomlkit_add(doc: Any, alias: str, fields: dict[str, str], text: str) -> str
     return out[:-1] if out.endswith("\n\n") and not text.endswith("\n\n") else out
 
 
-def _drop_from_subsets(text: str, alias: str) -> str:
-    doc = _edit_doc(text, Path("mcp.toml"))
-    return str(doc.as_string()) if _drop_from_subsets_doc(doc, alias) else text
-
-
-def _drop_from_subsets_doc(doc: Any, alias: str) -> bool:
-    changed = False
+def _drop_from_subsets_doc(doc: Any, alias: str) -> None:
     for target in doc.get("targets", []):
         subset = target.get("servers")
         if subset is not None and alias in subset:
             subset.remove(alias)  # a target subset naming a removed alias would not parse
-            changed = True
-    return changed
 
 
 # ---------------------------------------------------------------- line-level layout
