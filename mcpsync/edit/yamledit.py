@@ -308,15 +308,7 @@ def _verify_block(block: NewBlock, new: New, key: str, path: str) -> None:
     if (probe, new.key) in _VERIFIED_BLOCKS:
         return
     expected = {key: [STAND_IN_VALUE, *new.plain, STAND_IN_VALUE]}
-    try:
-        actual = load(probe, path=path)
-    except YamlEditError as exc:
-        raise _unsafe(path, exc) from exc
-    if repr(actual) != repr(expected):
-        raise YamlEditError(
-            f"Could not edit {path} safely: the new `{key}` entries would not read back as "
-            "intended. File not modified."
-        )
+    _check_reads_back(probe, expected, path, f"the new `{key}` entries")
     if len(_VERIFIED_BLOCKS) >= CACHE_SIZE:
         _VERIFIED_BLOCKS.clear()
     _VERIFIED_BLOCKS.add((probe, new.key))
@@ -336,13 +328,17 @@ def _unsafe(path: str, exc: YamlEditError) -> YamlEditError:
 def _verify(out: str, doc: Doc, key: str, new_list: list[Any], path: str) -> None:
     expected = dict(doc.data or {})
     expected[key] = new_list
+    _check_reads_back(out, expected, path, f"the edited `{key}`")
+
+
+def _check_reads_back(text: str, expected: Any, path: str, what: str) -> None:
     try:
-        actual = load(out, path=path)
+        actual = load(text, path=path)
     except YamlEditError as exc:
         raise _unsafe(path, exc) from exc
     # repr, not ==: it also tells 1 from True and keeps key order.
     if repr(actual) != repr(expected):
         raise YamlEditError(
-            f"Could not edit {path} safely: the edited `{key}` would not read back as "
-            "intended. File not modified."
+            f"Could not edit {path} safely: {what} would not read back as intended. "
+            "File not modified."
         )
