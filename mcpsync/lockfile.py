@@ -51,10 +51,6 @@ class Lock:
     def get(self, alias: str) -> LockedServer | None:
         return next((s for s in self.servers if s.alias == alias), None)
 
-    @property
-    def aliases(self) -> list[str]:
-        return [s.alias for s in self.servers]
-
 
 def digest(server_json: Mapping[str, Any]) -> str:
     """sha256 of canonical JSON (sorted keys, no spaces, UTF-8): stable across key order."""
