@@ -110,6 +110,15 @@ def alias_list(aliases: Iterable[str]) -> str:
     return ", ".join(sorted(aliases)) or "(none)"
 
 
+def alias_hint(unknown: Iterable[str], aliases: Iterable[str], label: str = "servers") -> str:
+    """The hint for unknown aliases: the close ones first ("did you mean: weather?"), then
+    every alias."""
+    from mcpsync.suggest import did_you_mean
+
+    known = list(aliases)
+    return f"{did_you_mean(unknown, known)}{label}: {alias_list(known)}"
+
+
 def _plain(value: Any) -> Any:
     return dict(value) if isinstance(value, Mapping) else value
 
@@ -315,7 +324,7 @@ def _target(path: Path, index: int, raw: Any, servers: Mapping[str, ServerSpec])
         if missing:
             raise InputError(
                 f"{where}: `servers` names unknown server alias {', '.join(map(repr, missing))}",
-                hint=f"servers in {path.name}: {alias_list(servers)}",
+                hint=alias_hint(missing, servers, f"servers in {path.name}"),
             )
     scope = _choice(raw, "scope", ("project", "user"), where)
     return TargetSpec(kind, _str(raw, "path", where), subset, scope, index)

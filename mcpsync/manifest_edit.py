@@ -8,11 +8,19 @@ meant to do, and a layout the text edits do not know falls back to tomlkit.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from mcpsync.errors import InputError
-from mcpsync.manifest import ALIAS_HINT, ALIAS_RE, NAME_HINT, NAME_RE, alias_list
+from mcpsync.manifest import (
+    ALIAS_HINT,
+    ALIAS_RE,
+    NAME_HINT,
+    NAME_RE,
+    REGISTRY_SERVER_KEYS,
+    alias_hint,
+)
 
 INIT_TEMPLATE = """\
 # mcp.toml: the MCP servers this project uses. `mcpsync lock` pins them in mcp.lock;
@@ -51,9 +59,18 @@ def default_alias(name: str) -> str:
     return alias if ALIAS_RE.match(alias) else f"s-{alias}"
 
 
-def add_server(text: str, path: Path, alias: str, name: str, version: str | None) -> str:
+def add_server(
+    text: str,
+    path: Path,
+    alias: str,
+    name: str,
+    version: str | None,
+    fields: Mapping[str, Any] | None = None,
+) -> str:
     """mcp.toml text with [servers.ALIAS] added or its name/version updated.
 
+    `fields`: more keys to set (`args`, `env`, `variables`, `package`, `transport`); on an
+    existing server `env` and `variables` keys are set one by one, the others replaced.
     A new server goes after the last [servers.*] table as its own paragraph (one blank line
     before and after), every other byte untouched. An existing one is edited in place."""
     import tomlkit
@@ -76,18 +93,20 @@ def add_server(text: str, path: Path, alias: str, name: str, version: str | None
             "tables. File not modified.",
             hint=f"rewrite it as [servers.ALIAS] tables, or add [servers.{alias}] by hand",
         )
+    extra = dict(fields or {})
     existing = servers.get(alias) if servers is not None else None
     if existing is None:
-        fields = {"name": name, **({"version": version} if version is not None else {})}
+        given = {"name": name, "version": version, **extra}
+        table = {k: given[k] for k in REGISTRY_SERVER_KEYS if given.get(k) is not None}
         block = f"[servers.{alias}]\n" + "".join(
-            f"{key} = {tomlkit.item(value).as_string()}\n" for key, value in fields.items()
+            f"{key} = {_item(value).as_string()}\n" for key, value in table.items()
         )
         wanted = doc.unwrap()  # plain copies: the text edit is checked against these
-        wanted.setdefault("servers", {})[alias] = fields
+        wanted.setdefault("servers", {})[alias] = table
         new = _insert_paragraph(text, block, has_servers=servers is not None)
         if new is not None and _toml_data(new) == wanted:
             return new
-        return _tomlkit_add(doc, alias, fields, text)
+        return _tomlkit_add(doc, alias, table, text)
     if "name" not in existing:
         raise InputError(
             f"{path.name}: server '{alias}' is a custom server (command/url), not '{name}'",
@@ -99,8 +118,52 @@ def add_server(text: str, path: Path, alias: str, name: str, version: str | None
             hint="choose another alias with --as ALIAS",
         )
     if version is not None:
-        existing["version"] = version
-    return tomlkit.dumps(doc)
+        extra = {"version": version, **extra}
+    return _update(doc, alias, extra)
+
+
+def _item(value: Any) -> Any:
+    """A TOML value as mcp.toml writes it: tables inline, with spaces (`{ A = "1" }`)."""
+    import tomlkit
+
+    if not isinstance(value, Mapping):
+        return tomlkit.item(value)
+    pairs = ", ".join(
+        f"{tomlkit.key(k).as_string()} = {tomlkit.item(v).as_string()}" for k, v in value.items()
+    )
+    return tomlkit.parse(f"v = {{ {pairs} }}\n")["v"] if pairs else tomlkit.inline_table()
+
+
+def _update(doc: Any, alias: str, fields: Mapping[str, Any]) -> str:
+    """Set `fields` in the existing [servers.ALIAS]: values of present keys in place (an inline
+    `env`/`variables` table gets the new keys merged in), new keys as lines after the
+    table's last key, so they do not land under the next paragraph's comments."""
+    import tomlkit
+
+    existing = doc["servers"][alias]
+    new: dict[str, Any] = {}
+    for key, value in fields.items():
+        current = existing.get(key)
+        if current is None:
+            new[key] = value
+        elif isinstance(value, Mapping) and isinstance(current, tomlkit.items.InlineTable):
+            existing[key] = _item({**current.unwrap(), **value})
+        elif isinstance(value, Mapping) and isinstance(current, tomlkit.items.Table):
+            current.update(value)  # a [servers.ALIAS.env] sub-table: set its keys
+        else:
+            existing[key] = _item(value)
+    text = tomlkit.dumps(doc)
+    if not new:
+        return text
+    wanted = doc.unwrap()
+    wanted["servers"][alias].update(new)
+    lines = "".join(f"{key} = {_item(value).as_string()}\n" for key, value in new.items())
+    inserted = _insert_keys(text, alias, lines)
+    if inserted is not None and _toml_data(inserted) == wanted:
+        return inserted
+    for key, value in new.items():  # a layout the text edit does not know: let tomlkit do it
+        existing[key] = _item(value)
+    return str(tomlkit.dumps(doc))
 
 
 def remove_server(text: str, path: Path, alias: str) -> str:
@@ -113,7 +176,7 @@ def remove_server(text: str, path: Path, alias: str) -> str:
     if servers is None or alias not in servers:
         raise InputError(
             f"{path.name}: no server '{alias}' to remove",
-            hint=f"servers: {alias_list(servers or ())}",
+            hint=alias_hint([alias], servers or ()),
         )
     wanted = doc.unwrap()  # plain copies: the text edit is checked against these
     del wanted["servers"][alias]
@@ -163,7 +226,7 @@ def _toml_data(text: str) -> dict[str, Any]:
     return {"": object()} if doc is None else dict(doc.unwrap())
 
 
-def _tomlkit_add(doc: Any, alias: str, fields: dict[str, str], text: str) -> str:
+def _tomlkit_add(doc: Any, alias: str, fields: dict[str, Any], text: str) -> str:
     import tomlkit
 
     servers = doc.get("servers")
@@ -172,7 +235,7 @@ def _tomlkit_add(doc: Any, alias: str, fields: dict[str, str], text: str) -> str
         doc.add("servers", servers)
     table = tomlkit.table()
     for key, value in fields.items():
-        table[key] = value
+        table[key] = _item(value)
     table.add(tomlkit.nl())  # a blank line before whatever follows
     servers.add(alias, table)
     out = tomlkit.dumps(doc)
@@ -264,6 +327,24 @@ def _insert_paragraph(text: str, block: str, *, has_servers: bool) -> str | None
     gap = "" if not before or before.endswith(nl + nl) else nl
     tail = "" if not after or after.startswith(nl) else nl
     return before + gap + block + tail + after
+
+
+def _insert_keys(text: str, alias: str, lines: str) -> str | None:
+    """`lines` (key = value lines) after the last key line of [servers.ALIAS], or None when
+    that table is not one plain header line followed by its keys."""
+    nl = "\r\n" if "\r\n" in text else "\n"
+    rows = text.splitlines(keepends=True)
+    headers = _headers(rows)
+    ours = [n for n, (_, aot, key) in enumerate(headers) if not aot and key == ("servers", alias)]
+    if len(ours) != 1:
+        return None
+    start = headers[ours[0]][0]
+    end = headers[ours[0] + 1][0] if ours[0] + 1 < len(headers) else len(rows)
+    last = max(i for i in range(start, end) if not _blank(rows[i]) and not _comment(rows[i]))
+    before = "".join(rows[: last + 1])
+    if not before.endswith(("\n", "\r")):
+        before += nl
+    return before + lines.replace("\n", nl) + "".join(rows[last + 1 :])
 
 
 def _cut_table(text: str, alias: str) -> str | None:

@@ -51,7 +51,7 @@ class Project:
         if unknown:
             raise InputError(
                 f"{flag}: no server {', '.join(map(repr, unknown))} in {self.manifest.path}",
-                hint=f"servers: {manifest.alias_list(self.manifest.servers)}",
+                hint=manifest.alias_hint(unknown, self.manifest.servers),
             )
 
 

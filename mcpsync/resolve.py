@@ -30,6 +30,35 @@ class Change:
 
 
 @dataclass(frozen=True)
+class LockWarning:
+    """Something that does not stop the lock but is likely a mistake (a typo in an env or
+    variables key, a server a target cannot write). Reported on stderr and in --json."""
+
+    alias: str
+    kind: str  # env | variables | target
+    message: str
+    key: str | None = None  # the mcp.toml key (env, variables) or the target's label
+    suggestions: tuple[str, ...] = ()
+    hint: str | None = None
+
+    def render(self) -> str:
+        return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "server": self.alias,
+            "kind": self.kind,
+            "key": self.key,
+            "suggestions": list(self.suggestions),
+            "message": self.message,
+            "hint": self.hint,
+        }
+
+
+Warn = Callable[[LockWarning], None]
+
+
+@dataclass(frozen=True)
 class Plan:
     """Which servers keep their lock entry as is, and which need the registry."""
 
@@ -88,8 +117,10 @@ def resolve(
     *,
     upgrade_all: bool = False,
     upgrade: Collection[str] = (),
+    warn: Warn | None = None,
 ) -> Lock:
-    """The new lock. Opens the registry only when some server needs it."""
+    """The new lock. Opens the registry only when some server needs it. `warn` hears of
+    mcp.toml keys a (re)resolved server does not use."""
     the_plan = plan(manifest, old, registry_url, upgrade_all=upgrade_all, upgrade=upgrade)
     names = [manifest.servers[a].name for a in [*the_plan.refresh, *the_plan.resolve]]
     found: Mapping[str, list[ServerEntry]] = {}
@@ -104,6 +135,8 @@ def resolve(
         else:
             entry = _pick(spec, found[spec.name or ""], the_plan.refresh.get(alias), registry_url)
             servers.append(_locked(spec, entry, registry_url))
+            if warn is not None:
+                _warn_unused(manifest, spec, entry, warn)
     return Lock(tuple(servers))
 
 
@@ -117,9 +150,12 @@ def _fetch(
         aliases = [a for a, s in sorted(manifest.servers.items()) if s.name == missing.server]
         if not aliases:
             raise
+        from mcpsync.suggest import did_you_mean, registry_names
+
+        close = did_you_mean([missing.server or ""], registry_names(registry, missing.server or ""))
         raise NotFound(
             f"{manifest.path.name}: server '{aliases[0]}': {missing.message}",
-            hint="check `name` in mcp.toml (`mcpsync search TEXT` lists matching names)",
+            hint=f"{close}check `name` in mcp.toml (`mcpsync search TEXT` lists matching names)",
         ) from None
     finally:
         registry.close()
@@ -175,6 +211,29 @@ def _locked(spec: ServerSpec, entry: ServerEntry, registry_url: str) -> LockedSe
         digest=digest(entry.server),
         description=description if isinstance(description, str) else None,
     )
+
+
+def _warn_unused(manifest: Manifest, spec: ServerSpec, entry: ServerEntry, warn: Warn) -> None:
+    """env keys the chosen package does not declare, variables keys nothing reads: typos,
+    most likely (an extra env var may be deliberate, so this warns and never fails)."""
+    from mcpsync.launch import unused_inputs
+
+    for unused in unused_inputs(entry.server, _options(spec)):
+        if unused.close:
+            hint = f"did you mean: {', '.join(unused.close)}?"
+        else:
+            hint = f"{unused.known_label}: {', '.join(unused.known) or 'none'}"
+        where = f"{unused.source} of {spec.name} {entry.version}"
+        warn(
+            LockWarning(
+                alias=spec.alias,
+                kind=unused.field,
+                key=unused.key,
+                suggestions=unused.close,
+                message=f"{manifest.path.name}: server '{spec.alias}': `{unused.field}` key "
+                f"'{unused.key}' is {unused.problem} {where}; {hint}",
+            )
+        )
 
 
 def _custom(spec: ServerSpec) -> LockedServer:

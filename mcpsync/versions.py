@@ -30,6 +30,7 @@ __all__ = [
     "is_prerelease",
     "is_semver",
     "registry_latest",
+    "saved_constraint",
     "select",
     "version_key",
 ]
@@ -501,3 +502,34 @@ def _highest(versions: list[str]) -> str | None:
         if key is not None and (best is None or _gt(key, best_key)):
             best, best_key = v, key
     return best
+
+
+# --- what `add` writes ----------------------------------------------------------------------
+
+
+def saved_constraint(version: str) -> str | None:
+    """The constraint `mcpsync add NAME` writes for the version it locked, as `npm install`
+    saves `^X.Y.Z`: a caret on the pin, without a leading `v` or build metadata (`^1.2.3`;
+    `^0.3.1` keeps to 0.3.x and `^0.0.3` to 0.0.3, as in npm and Cargo; a prerelease pin
+    names itself, so prereleases stay allowed). A version a caret cannot hold (a PEP 440
+    epoch, a string with no place in the order) is pinned exactly; None when not even that
+    parses (then nothing is written: `*`). Every answer allows `version`, so the new lock
+    entry stays fresh."""
+    parsed = _parse(version)
+    if parsed is not None and parsed.point.epoch == 0:
+        base = version[1:] if version[:1] in "vV" and _parse(version[1:]) else version
+        caret = "^" + base.split("+", 1)[0]
+        if _keeps(caret, version):
+            return caret
+    return next((text for text in (version, f"==={version}") if _keeps(text, version)), None)
+
+
+def _keeps(text: str, version: str) -> bool:
+    """`text` parses, allows `version`, and lets it in under the prerelease policy."""
+    try:
+        constraint = Constraint.parse(text)
+    except InvalidConstraint:
+        return False
+    return constraint.allows(version) and (
+        constraint.names_prerelease or not is_prerelease(version)
+    )

@@ -132,11 +132,13 @@ def test_add_after_init_exact_bytes(tmp_path: Path, stub: RegistryStub) -> None:
     assert cli(stub, tmp_path, "add", "io.github.example/postgres@latest", "--as", "db").code == 0
     expected = INIT_TEMPLATE.replace(
         "[servers]\n\n",
-        '[servers]\n\n[servers.weather]\nname = "io.github.example/weather"\n\n'
+        '[servers]\n\n[servers.weather]\nname = "io.github.example/weather"\n'
+        'version = "^1.10.1"\n\n'
         '[servers.db]\nname = "io.github.example/postgres"\nversion = "latest"\n\n',
     )
     assert (tmp_path / "mcp.toml").read_text() == expected
     assert pins(tmp_path) == {"db": "3.1.0", "weather": "1.10.1"}
+    assert cli(stub, tmp_path, "lock", "--check").code == 0  # the saved caret is in the lock
 
 
 def test_add_default_alias_and_no_constraint(team: Path, stub: RegistryStub) -> None:
@@ -146,7 +148,10 @@ def test_add_default_alias_and_no_constraint(team: Path, stub: RegistryStub) -> 
         {"action": "Added", "alias": "postgres", "old": None, "new": "3.1.0"}
     ]
     text = (team / "mcp.toml").read_text()
-    assert '[servers.postgres]\nname = "io.github.example/postgres"\n\n# Where' in text
+    assert (
+        '[servers.postgres]\nname = "io.github.example/postgres"\nversion = "^3.1.0"\n\n# Where'
+        in text
+    )
 
 
 def test_add_existing_alias_updates_the_constraint_in_place(team: Path, stub: RegistryStub) -> None:
@@ -165,7 +170,10 @@ def test_add_keeps_crlf_line_endings(tmp_path: Path, stub: RegistryStub) -> None
     assert cli(stub, tmp_path, "add", SEARCH).code == 0
     data = (tmp_path / "mcp.toml").read_bytes()
     assert b"\n" not in data.replace(b"\r\n", b"")
-    assert b'\r\n\r\n[servers.search]\r\nname = "com.example/search"\r\n\r\n# Where' in data
+    assert (
+        b'\r\n\r\n[servers.search]\r\nname = "com.example/search"\r\nversion = "^2.0.0"\r\n'
+        b"\r\n# Where" in data
+    )
 
 
 @pytest.mark.parametrize(

@@ -226,6 +226,7 @@ def test_report_is_json_with_json(tmp_path: Path, stub: RegistryStub) -> None:
             {"alias": "a", "name": A, "version": "1.2.0"},
             {"alias": "b", "name": B, "version": "1.1.0"},
         ],
+        "warnings": [],
     }
     again = run_cli("--registry", stub.url, "-C", root, "lock", "--json")
     assert again.json()["written"] is False and again.json()["changes"] == []

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -10,6 +12,12 @@ from mcpsync.cli.context import Context
 from mcpsync.cli.meta import category, examples
 from mcpsync.cli.output import emit_json, json_option, say
 from mcpsync.errors import InputError
+from mcpsync.manifest import PACKAGES, TRANSPORTS
+
+if TYPE_CHECKING:
+    from mcpsync.lockfile import Lock
+    from mcpsync.manifest import Manifest
+    from mcpsync.resolve import Warn
 
 
 @category("write")
@@ -36,31 +44,83 @@ def init(ctx: Context, force: bool, as_json: bool) -> int:
 
 @category("write")
 @examples(
-    "mcpsync add io.github.modelcontextprotocol/server-filesystem",
-    "mcpsync add io.github.acme/weather@^1.2 --as weather",
+    "mcpsync add io.github.modelcontextprotocol/server-filesystem --arg /workspace",
+    "mcpsync add io.github.acme/weather@^1.2 --as weather --env 'API_KEY=${WEATHER_KEY}'",
 )
 @click.command()
 @click.argument("spec", metavar="NAME[@CONSTRAINT]")
 @click.option("--as", "alias", metavar="ALIAS", help="The server's alias (default: from NAME).")
+@click.option(
+    "--arg", "args", multiple=True, metavar="VALUE", help="An argument for `args` (repeatable)."
+)
+@click.option(
+    "--env", "env", multiple=True, metavar="KEY=VALUE", help="An `env` entry (repeatable)."
+)
+@click.option(
+    "--var",
+    "variables",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A `variables` entry: a value for the registry's {placeholders} (repeatable).",
+)
+@click.option("--package", type=click.Choice(PACKAGES), help="Which package type to launch.")
+@click.option("--transport", type=click.Choice(TRANSPORTS), help="Which transport to use.")
 @json_option
 @click.pass_obj
-def add(ctx: Context, spec: str, alias: str | None, as_json: bool) -> int:
+def add(
+    ctx: Context,
+    spec: str,
+    alias: str | None,
+    args: tuple[str, ...],
+    env: tuple[str, ...],
+    variables: tuple[str, ...],
+    package: str | None,
+    transport: str | None,
+    as_json: bool,
+) -> int:
     """Declare a registry server in mcp.toml, then lock.
 
-    If locking fails, mcp.toml and mcp.lock are left as they were.
+    Without @CONSTRAINT a new server gets a caret on the version locked (`^1.4.2`), as
+    `npm install` saves. If locking fails, mcp.toml and mcp.lock are left as they were.
     """
     from mcpsync import manifest_edit
 
     name, _, version = spec.partition("@")
     alias = alias or manifest_edit.default_alias(name)
-    return _edit_then_lock(
-        ctx,
-        lambda text: manifest_edit.add_server(
-            text, ctx.manifest_path, alias, name, version or None
-        ),
-        [alias],
-        as_json,
-    )
+    fields = {
+        "args": list(args) or None,
+        "env": _pairs("--env", env, names=True) or None,
+        "variables": _pairs("--var", variables, names=False) or None,
+        "package": package,
+        "transport": transport,
+    }
+    fields = {key: value for key, value in fields.items() if value is not None}
+    path = ctx.manifest_path
+
+    def edit(text: str, constraint: str | None = version or None) -> str:
+        return manifest_edit.add_server(text, path, alias, name, constraint, fields)
+
+    return _edit_then_lock(ctx, edit, [alias], as_json, added=(alias, edit, not version))
+
+
+def _pairs(flag: str, given: Sequence[str], *, names: bool) -> dict[str, str]:
+    """KEY=VALUE options as a map; a malformed or repeated one is bad usage (exit 2)."""
+    from mcpsync.manifest import ENV_NAME_RE
+
+    out: dict[str, str] = {}
+    for item in given:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise InputError(f"{flag} expects KEY=VALUE, got {item!r}. Nothing was written.")
+        if names and not ENV_NAME_RE.match(key):
+            raise InputError(
+                f"{flag}: {key!r} is not an environment variable name. Nothing was written.",
+                hint="names hold letters, digits and '_', and do not start with a digit",
+            )
+        if key in out:
+            raise InputError(f"{flag}: {key!r} is given twice. Nothing was written.")
+        out[key] = value
+    return out
 
 
 @category("write")
@@ -79,9 +139,17 @@ def remove(ctx: Context, alias: str, as_json: bool) -> int:
 
 
 def _edit_then_lock(
-    ctx: Context, edit: Callable[[str], str], upgrade: list[str], as_json: bool
+    ctx: Context,
+    edit: Callable[[str], str],
+    upgrade: list[str],
+    as_json: bool,
+    *,
+    added: tuple[str, Callable[[str, str | None], str], bool] | None = None,
 ) -> int:
-    """Edit mcp.toml in memory, lock against the edited manifest, write mcp.toml only then."""
+    """Edit mcp.toml in memory, lock against the edited manifest, write mcp.toml only then.
+
+    `added`: (alias, its edit with a given constraint, whether to save the locked version's
+    constraint) for `add`, which reviews the lock before it is written."""
     from mcpsync import manifest, project
     from mcpsync.cli.lock_cmd import run_lock
     from mcpsync.fsutil import atomic_write, read_text
@@ -100,4 +168,61 @@ def _edit_then_lock(
         if new_text != text:
             atomic_write(path, new_text)
 
-    return run_lock(proj, upgrade_package=upgrade, as_json=as_json, before_write=write_manifest)
+    def review(lock: Lock, warn: Warn) -> Lock:
+        nonlocal new_text
+        assert added is not None
+        alias, edit_with, save = added
+        if save and alias not in manifest.parse(text, path).servers:
+            lock, new_text = _save_constraint(lock, alias, lambda c: edit_with(text, c), path)
+        _warn_targets(edited, lock, alias, warn)
+        return lock
+
+    return run_lock(
+        proj,
+        upgrade_package=upgrade,
+        as_json=as_json,
+        before_write=write_manifest,
+        review=review if added else None,
+    )
+
+
+def _save_constraint(
+    lock: Lock, alias: str, edit: Callable[[str | None], str], path: Path
+) -> tuple[Lock, str]:
+    """A new server added without a constraint gets one on its pin (versions.saved_constraint),
+    in mcp.toml and in the lock entry's inputs alike, so the lock stays fresh."""
+    from dataclasses import replace
+
+    from mcpsync import manifest
+    from mcpsync.lockfile import Lock
+    from mcpsync.versions import saved_constraint
+
+    entry = lock.get(alias)
+    constraint = saved_constraint(entry.version) if entry and entry.version else None
+    new_text = edit(constraint)
+    if constraint is None:
+        return lock, new_text
+    inputs = manifest.parse(new_text, path).servers[alias].inputs()
+    servers = tuple(replace(s, inputs=inputs) if s.alias == alias else s for s in lock.servers)
+    return Lock(servers), new_text
+
+
+def _warn_targets(edited: Manifest, lock: Lock, alias: str, warn: Warn) -> None:
+    """Every target that takes the added server but could not write it: sync would stop."""
+    from mcpsync.resolve import LockWarning
+    from mcpsync.targets.base import label
+    from mcpsync.targets.fit import problems
+
+    server = lock.get(alias)
+    if server is None:
+        return
+    for spec, error in problems(edited.targets, server):
+        warn(
+            LockWarning(
+                alias=alias,
+                kind="target",
+                key=label(spec),
+                message=f"{error.message}; `mcpsync sync` will stop at it",
+                hint=error.hint,
+            )
+        )

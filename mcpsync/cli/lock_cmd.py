@@ -15,7 +15,7 @@ from mcpsync.cli.output import emit_json, json_option, note, say, stderr_is_tty
 if TYPE_CHECKING:
     from mcpsync.lockfile import Lock
     from mcpsync.project import Project
-    from mcpsync.resolve import Change
+    from mcpsync.resolve import Change, LockWarning, Warn
 
 
 @category("write", read_when=("check",))
@@ -57,13 +57,17 @@ def run_lock(
     upgrade_package: Sequence[str] = (),
     as_json: bool,
     before_write: Callable[[], None] | None = None,
+    review: Callable[[Lock, Warn], Lock] | None = None,
 ) -> int:
-    """Lock a loaded project and report; shared with `add` and `remove`."""
+    """Lock a loaded project and report; shared with `add` and `remove`. `review` sees the
+    resolved lock before it is written, may amend it (`add` records the constraint it writes)
+    and may warn."""
     from mcpsync import lockfile, resolve
     from mcpsync.errors import RegistryError
     from mcpsync.fsutil import atomic_write, project_lock, read_text
 
     started = time.monotonic()
+    warnings: list[LockWarning] = []
     with project_lock(proj.root):
         old_text = read_text(proj.lock_path)  # read once: parsed here, compared below
         old = None if old_text is None else lockfile.loads(old_text, proj.lock_path)
@@ -78,6 +82,7 @@ def run_lock(
                 proj.registry_opener(),
                 upgrade_all=upgrade,
                 upgrade=upgrade_package,
+                warn=warnings.append,
             )
         except RegistryError as exc:
             if exc.hint is None:  # say what did not happen, and what to try
@@ -86,6 +91,8 @@ def run_lock(
                     "registry URL (--registry) and the timeout (--timeout SECONDS)"
                 )
             raise
+        if review is not None:
+            new = review(new, warnings.append)
         text = lockfile.dumps(new)
         if before_write is not None:  # `add`/`remove` write mcp.toml only once resolution worked
             before_write()
@@ -93,11 +100,18 @@ def run_lock(
         if written:
             atomic_write(proj.lock_path, text)
     changes = resolve.changes(old, new)
-    _report(new, changes, written, time.monotonic() - started, as_json)
+    _report(new, changes, written, time.monotonic() - started, as_json, warnings)
     return 0
 
 
-def _report(new: Lock, changes: list[Change], written: bool, seconds: float, as_json: bool) -> None:
+def _report(
+    new: Lock,
+    changes: list[Change],
+    written: bool,
+    seconds: float,
+    as_json: bool,
+    warnings: Sequence[LockWarning] = (),
+) -> None:
     if as_json:
         emit_json(
             {
@@ -109,6 +123,7 @@ def _report(new: Lock, changes: list[Change], written: bool, seconds: float, as_
                 "servers": [
                     {"alias": s.alias, "name": s.name, "version": s.version} for s in new.servers
                 ],
+                "warnings": [w.as_json() for w in warnings],
             }
         )
         return
@@ -118,6 +133,8 @@ def _report(new: Lock, changes: list[Change], written: bool, seconds: float, as_
     )
     for change in changes:
         note(change.render())
+    for warning in warnings:
+        note(f"warning: {warning.render()}")
 
 
 def _check(proj: Project, as_json: bool) -> int:

@@ -31,7 +31,7 @@ render_custom, the launchers).
 from __future__ import annotations
 
 from mcpsync.launch.model import LAUNCHABLE, REMOTE_TRANSPORTS, TRANSPORTS, Launch, LaunchOptions
-from mcpsync.launch.rendering import choose, render, render_custom
+from mcpsync.launch.rendering import choose, render, render_custom, unused_inputs
 
 __all__ = [
     "LAUNCHABLE",
@@ -42,4 +42,5 @@ __all__ = [
     "choose",
     "render",
     "render_custom",
+    "unused_inputs",
 ]

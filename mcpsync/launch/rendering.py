@@ -26,7 +26,15 @@ from mcpsync.launch.checks import (
     transport_type,
 )
 from mcpsync.launch.model import LAUNCHABLE, REMOTE_TRANSPORTS, TRANSPORTS, Launch, LaunchOptions
-from mcpsync.launch.values import render_arguments, render_env, render_headers, render_url, user_env
+from mcpsync.launch.values import (
+    UnusedInput,
+    render_arguments,
+    render_env,
+    render_headers,
+    render_url,
+    unused_keys,
+    user_env,
+)
 
 # The public default registries: a registryBaseUrl equal to one of these needs no flag.
 _DEFAULT_REGISTRIES = {
@@ -113,6 +121,14 @@ def render(server: Mapping[str, Any], opts: LaunchOptions) -> Launch:
             hint=f"declare it with command/args under [servers.{opts.alias}] in mcp.toml",
         )
     return _render_package(ctx, server, entry, registry_type)
+
+
+def unused_inputs(server: Mapping[str, Any], opts: LaunchOptions) -> list[UnusedInput]:
+    """mcp.toml `env`/`variables` keys that what `render` launches never reads (see
+    values.unused_keys); call it after `render` succeeded."""
+    ctx = server_context(server, opts)
+    kind, entry = choose(server, opts)
+    return unused_keys(ctx, kind, entry)
 
 
 def render_custom(opts: LaunchOptions, *, command: str | None, url: str | None) -> Launch:

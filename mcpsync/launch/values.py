@@ -7,7 +7,8 @@ then its `default`; secrets are only ever `${NAME}` references.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from mcpsync.launch.checks import (
@@ -305,3 +306,80 @@ def _secret_template(ctx: Ctx, template: str | None, name: str) -> str:
         return user
 
     return _PLACEHOLDER.sub(substitute, template)
+
+
+# ---------------------------------------------------------------------------------------------
+# mcp.toml keys nothing reads
+
+
+@dataclass(frozen=True)
+class UnusedInput:
+    """An `env` or `variables` key of mcp.toml that the chosen package or remote never reads."""
+
+    field: str  # env | variables
+    key: str
+    close: tuple[str, ...]  # the known names most like `key`
+    known: tuple[str, ...]  # every name it could have been, sorted
+    source: str  # "the npm package @acme/weather", for messages
+
+    @property
+    def problem(self) -> str:
+        return "not declared by" if self.field == "env" else "read by no argument, url or header of"
+
+    @property
+    def known_label(self) -> str:
+        return "it declares" if self.field == "env" else "keys it reads"
+
+
+def unused_keys(ctx: Ctx, kind: str, entry: Mapping[str, Any]) -> list[UnusedInput]:
+    """mcp.toml `env` keys the package does not declare and `variables` keys that no
+    argument, placeholder or declared variable of the package or remote (`kind`) answers to.
+    Generous on purpose: any `{name}` anywhere in the entry counts as read."""
+    from mcpsync.suggest import close
+
+    source = (
+        f"the {field_text(ctx, entry, 'registryType')} package "
+        f"{field_text(ctx, entry, 'identifier')}"
+        if kind == "package"
+        else f"the {field_text(ctx, entry, 'type')} remote"
+    )
+    env = {
+        field_text(ctx, spec, "name") or ""
+        for spec in field_objects(ctx, entry, "environmentVariables")
+    }
+    variables = set(_variable_keys(ctx, entry))
+    unused = []
+    for field_name, given, known in (
+        ("env", ctx.opts.env, env),
+        ("variables", ctx.opts.variables, variables),
+    ):
+        for key in given:
+            if key not in known:
+                near = tuple(close(key, known))
+                unused.append(UnusedInput(field_name, key, near, tuple(sorted(known)), source))
+    return unused
+
+
+def _variable_keys(ctx: Ctx, entry: Mapping[str, Any]) -> Iterator[str]:
+    for list_key in ("runtimeArguments", "packageArguments"):
+        for spec in field_objects(ctx, entry, list_key):
+            name = field_text(ctx, spec, "name") or ""
+            yield from (
+                k for k in (field_text(ctx, spec, "valueHint"), name, name.lstrip("-")) if k
+            )
+    yield from _placeholders(entry)
+
+
+def _placeholders(value: Any) -> Iterator[str]:
+    """Every `{name}` in the strings of `value`, and every declared variable's name."""
+    if isinstance(value, str):
+        yield from _PLACEHOLDER.findall(value)
+    elif isinstance(value, Mapping):
+        declared = value.get("variables")
+        if isinstance(declared, Mapping):
+            yield from (k for k in declared if isinstance(k, str))
+        for item in value.values():
+            yield from _placeholders(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _placeholders(item)
