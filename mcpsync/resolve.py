@@ -223,7 +223,7 @@ def _warn_unused(manifest: Manifest, spec: ServerSpec, entry: ServerEntry, warn:
             hint = f"did you mean: {', '.join(unused.close)}?"
         else:
             hint = f"{unused.known_label}: {', '.join(unused.known) or 'none'}"
-        where = f"{unused.source} of {spec.name} {entry.version}"
+        where = f"{spec.name} {entry.version} ({unused.source})"
         warn(
             LockWarning(
                 alias=spec.alias,

@@ -65,7 +65,7 @@ def show(ctx: Context, spec: str, as_json: bool) -> int:
     name, _, version = spec.partition("@")
     registry = _open(ctx)
     try:
-        entries = registry.versions(name)
+        entries = _versions(registry, name)
     finally:
         registry.close()
     entry = _pick(entries, version, name, registry.url)
@@ -81,6 +81,21 @@ def show(ctx: Context, spec: str, as_json: bool) -> int:
     else:
         _print_show(data)
     return 0
+
+
+def _versions(registry: Registry, name: str) -> list[ServerEntry]:
+    """Every version of `name`; an unknown name fails with the close names the registry has."""
+    from mcpsync.errors import NotFound
+    from mcpsync.suggest import did_you_mean, registry_names
+
+    try:
+        return registry.versions(name)
+    except NotFound as missing:
+        if missing.server is None or missing.hint is not None:
+            raise
+        close = did_you_mean([name], registry_names(registry, name))
+        missing.hint = f"{close}`mcpsync search TEXT` lists the names that contain TEXT"
+        raise
 
 
 def _newest_first(entries: list[ServerEntry]) -> list[str]:

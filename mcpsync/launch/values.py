@@ -320,29 +320,26 @@ class UnusedInput:
     key: str
     close: tuple[str, ...]  # the known names most like `key`
     known: tuple[str, ...]  # every name it could have been, sorted
-    source: str  # "the npm package @acme/weather", for messages
+    source: str  # "npm package @acme/weather", for messages
 
     @property
     def problem(self) -> str:
-        return "not declared by" if self.field == "env" else "read by no argument, url or header of"
+        return "not declared by" if self.field == "env" else "not used by"
 
     @property
     def known_label(self) -> str:
-        return "it declares" if self.field == "env" else "keys it reads"
+        return "it declares" if self.field == "env" else "keys it uses"
 
 
 def unused_keys(ctx: Ctx, kind: str, entry: Mapping[str, Any]) -> list[UnusedInput]:
     """mcp.toml `env` keys the package does not declare and `variables` keys that no
     argument, placeholder or declared variable of the package or remote (`kind`) answers to.
-    Generous on purpose: any `{name}` anywhere in the entry counts as read."""
-    from mcpsync.suggest import close
-
-    source = (
-        f"the {field_text(ctx, entry, 'registryType')} package "
-        f"{field_text(ctx, entry, 'identifier')}"
-        if kind == "package"
-        else f"the {field_text(ctx, entry, 'type')} remote"
-    )
+    Generous on purpose: any `{name}` anywhere in the entry counts as used."""
+    if kind == "package":
+        source = f"{field_text(ctx, entry, 'registryType')} package "
+        source += str(field_text(ctx, entry, "identifier"))
+    else:
+        source = f"{field_text(ctx, entry, 'type')} remote"
     env = {
         field_text(ctx, spec, "name") or ""
         for spec in field_objects(ctx, entry, "environmentVariables")
@@ -353,11 +350,20 @@ def unused_keys(ctx: Ctx, kind: str, entry: Mapping[str, Any]) -> list[UnusedInp
         ("env", ctx.opts.env, env),
         ("variables", ctx.opts.variables, variables),
     ):
-        for key in given:
-            if key not in known:
-                near = tuple(close(key, known))
-                unused.append(UnusedInput(field_name, key, near, tuple(sorted(known)), source))
+        unused += [
+            UnusedInput(field_name, key, _close(key, known), tuple(sorted(known)), source)
+            for key in given
+            if key not in known
+        ]
     return unused
+
+
+def _close(key: str, known: set[str]) -> tuple[str, ...]:
+    """The known keys most like `key`; `--name` only when `name` is not offered too."""
+    from mcpsync.suggest import close
+
+    near = close(key, known)
+    return tuple(k for k in near if not (k.startswith("-") and k.lstrip("-") in near))
 
 
 def _variable_keys(ctx: Ctx, entry: Mapping[str, Any]) -> Iterator[str]:
