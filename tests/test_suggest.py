@@ -191,12 +191,16 @@ def test_lock_json_lists_the_warnings(tmp_path: Path, stub: RegistryStub) -> Non
     ]
 
 
-def test_declared_keys_and_custom_servers_do_not_warn(tmp_path: Path, stub: RegistryStub) -> None:
+def test_declared_keys_custom_servers_and_undocumented_env_do_not_warn(
+    tmp_path: Path, stub: RegistryStub
+) -> None:
     toml = (
         f'[servers.db]\nname = "{POSTGRES}"\nenv = {{ LOG_LEVEL = "debug" }}\n\n'
         '[servers.notes]\nname = "io.github.example/notes"\n'
         'variables = { notes-dir = "/srv" }\n\n'
-        '[servers.mine]\ncommand = "uvx"\nenv = { ANYTHING = "1" }\n'
+        '[servers.mine]\ncommand = "uvx"\nenv = { ANYTHING = "1" }\n\n'
+        # weather's npm package declares no env vars: its env is not checked
+        f'[servers.weather]\nname = "{WEATHER}"\nenv = {{ WEATHER_LOG = "1" }}\n'
     )
     root = write_project(tmp_path, toml)
     result = cli(stub, root, "lock")

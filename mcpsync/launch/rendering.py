@@ -128,7 +128,10 @@ def unused_inputs(server: Mapping[str, Any], opts: LaunchOptions) -> list[Unused
     values.unused_keys); call it after `render` succeeded."""
     ctx = server_context(server, opts)
     kind, entry = choose(server, opts)
-    return unused_keys(ctx, kind, entry)
+    try:
+        return unused_keys(ctx, kind, entry)
+    except InputError:  # data render() did not need (an mcpb's arguments): no advice, no failure
+        return []
 
 
 def render_custom(opts: LaunchOptions, *, command: str | None, url: str | None) -> Launch:

@@ -334,7 +334,9 @@ class UnusedInput:
 def unused_keys(ctx: Ctx, kind: str, entry: Mapping[str, Any]) -> list[UnusedInput]:
     """mcp.toml `env` keys the package does not declare and `variables` keys that no
     argument, placeholder or declared variable of the package or remote (`kind`) answers to.
-    Generous on purpose: any `{name}` anywhere in the entry counts as used."""
+    Generous on purpose: any `{name}` anywhere in the entry counts as used. An unused
+    `variables` key does nothing, so it always counts; an env var still reaches the server,
+    and many packages document none, so env keys count only when the package declares some."""
     if kind == "package":
         source = f"{field_text(ctx, entry, 'registryType')} package "
         source += str(field_text(ctx, entry, "identifier"))
@@ -350,6 +352,8 @@ def unused_keys(ctx: Ctx, kind: str, entry: Mapping[str, Any]) -> list[UnusedInp
         ("env", ctx.opts.env, env),
         ("variables", ctx.opts.variables, variables),
     ):
+        if field_name == "env" and not known:
+            continue
         unused += [
             UnusedInput(field_name, key, _close(key, known), tuple(sorted(known)), source)
             for key in given
