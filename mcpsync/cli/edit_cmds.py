@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -97,10 +98,11 @@ def add(
     fields = {key: value for key, value in fields.items() if value is not None}
     path = ctx.manifest_path
 
-    def edit(text: str, constraint: str | None = version or None) -> str:
+    def edit(text: str, constraint: str | None) -> str:
         return manifest_edit.add_server(text, path, alias, name, constraint, fields)
 
-    return _edit_then_lock(ctx, edit, [alias], as_json, added=(alias, edit, not version))
+    added = _Added(alias, edit, save_constraint=not version)
+    return _edit_then_lock(ctx, lambda text: edit(text, version or None), [alias], as_json, added)
 
 
 def _pairs(flag: str, given: Sequence[str], *, names: bool) -> dict[str, str]:
@@ -138,18 +140,24 @@ def remove(ctx: Context, alias: str, as_json: bool) -> int:
     )
 
 
+@dataclass(frozen=True)
+class _Added:
+    """What `add` asks of the lock it runs: save a constraint on the pin, warn on targets."""
+
+    alias: str
+    edit: Callable[[str, str | None], str]  # (mcp.toml text, constraint) -> edited text
+    save_constraint: bool  # no constraint was given
+
+
 def _edit_then_lock(
     ctx: Context,
     edit: Callable[[str], str],
     upgrade: list[str],
     as_json: bool,
-    *,
-    added: tuple[str, Callable[[str, str | None], str], bool] | None = None,
+    added: _Added | None = None,
 ) -> int:
     """Edit mcp.toml in memory, lock against the edited manifest, write mcp.toml only then.
-
-    `added`: (alias, its edit with a given constraint, whether to save the locked version's
-    constraint) for `add`, which reviews the lock before it is written."""
+    For `add` (`added`) the lock is reviewed before anything is written."""
     from mcpsync import manifest, project
     from mcpsync.cli.lock_cmd import run_lock
     from mcpsync.fsutil import atomic_write, read_text
@@ -171,9 +179,9 @@ def _edit_then_lock(
     def review(lock: Lock, warn: Warn) -> Lock:
         nonlocal new_text
         assert added is not None
-        alias, edit_with, save = added
-        if save and alias not in manifest.parse(text, path).servers:
-            lock, new_text = _save_constraint(lock, alias, lambda c: edit_with(text, c), path)
+        alias = added.alias
+        if added.save_constraint and alias not in manifest.parse(text, path).servers:
+            lock, new_text = _save_constraint(lock, alias, lambda c: added.edit(text, c), path)
         _warn_targets(edited, lock, alias, warn)
         return lock
 
