@@ -374,3 +374,95 @@ def _cut_table(text: str, alias: str) -> str | None:
         while before and _blank(before[-1]):
             before.pop()
     return "".join(before + after)
+
+
+# ---------------------------------------------------------------- `import`: whole tables
+
+
+def add_tables(
+    text: str, path: Path, servers: dict[str, dict[str, Any]], targets: list[dict[str, Any]]
+) -> str:
+    """mcp.toml text with new [servers.ALIAS] tables (any mcp.toml keys, dicts written inline)
+    after the last server table, and new [[targets]] entries at the end; every other byte
+    stays. Aliases must be new; the caller checks."""
+    import tomlkit
+
+    doc = _edit_doc(text, path)
+    existing = doc.get("servers")
+    if isinstance(existing, tomlkit.items.InlineTable):
+        raise InputError(
+            f"{path.name}: `servers` is an inline table; `mcpsync import` adds [servers.ALIAS] "
+            "tables. File not modified.",
+            hint="rewrite it as [servers.ALIAS] tables",
+        )
+    wanted = doc.unwrap()
+    wanted.setdefault("servers", {}).update(servers)
+    if targets:
+        wanted.setdefault("targets", []).extend(targets)
+    new: str | None = text
+    has_servers = existing is not None
+    for alias, fields in servers.items():
+        new = (
+            None
+            if new is None
+            else _insert_paragraph(
+                new, _block(f"[servers.{alias}]", fields), has_servers=has_servers
+            )
+        )
+        has_servers = True
+    if new is not None:
+        new = _append_targets(new, targets)
+        if _toml_data(new) == wanted:
+            return new
+    for alias, fields in servers.items():  # a layout the text edits do not know
+        if doc.get("servers") is None:
+            doc.add("servers", tomlkit.table(is_super_table=True))
+        table = tomlkit.table()
+        table.update(_inline(fields))
+        doc["servers"].add(alias, table)
+    for target in targets:
+        doc.setdefault("targets", tomlkit.aot()).append(_inline(target))
+    return tomlkit.dumps(doc)
+
+
+def _inline(fields: dict[str, Any]) -> dict[str, Any]:
+    import tomlkit
+
+    out: dict[str, Any] = {}
+    for key, value in fields.items():
+        if isinstance(value, dict):
+            table = tomlkit.inline_table()
+            table.update(value)
+            value = table
+        out[key] = value
+    return out
+
+
+def _block(header: str, fields: dict[str, Any]) -> str:
+    lines = [header] + [f"{_toml_key(key)} = {_toml_value(v)}" for key, v in fields.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _toml_key(key: str) -> str:
+    import tomlkit
+
+    return str(tomlkit.key(key).as_string())
+
+
+def _toml_value(value: Any) -> str:
+    """A value as mcp.toml's template writes it: inline tables as `{ k = "v" }`."""
+    import tomlkit
+
+    if isinstance(value, dict):
+        inner = ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items())
+        return f"{{ {inner} }}" if inner else "{}"
+    return str(tomlkit.item(value).as_string())
+
+
+def _append_targets(text: str, targets: list[dict[str, Any]]) -> str:
+    if not targets:
+        return text
+    nl = "\r\n" if "\r\n" in text else "\n"
+    blocks = nl.join(_block("[[targets]]", t).replace("\n", nl) for t in targets)
+    body = text.rstrip("\r\n")
+    return (body + nl + nl if body else "") + blocks

@@ -18,6 +18,7 @@ COMMANDS: dict[str, str] = {
     "init": "mcpsync.cli.edit_cmds:init",
     "add": "mcpsync.cli.edit_cmds:add",
     "remove": "mcpsync.cli.edit_cmds:remove",
+    "import": "mcpsync.cli.import_cmd:import_cmd",
     "lock": "mcpsync.cli.lock_cmd:lock",
     "sync": "mcpsync.cli.sync_cmd:sync",
     "search": "mcpsync.cli.registry_cmds:search",

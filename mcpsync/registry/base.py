@@ -99,6 +99,13 @@ class Registry(Protocol):
         """Servers whose name contains `text` (case-insensitive), following cursors up to limit."""
         ...
 
+    def search_many(
+        self, texts: Sequence[str], *, limit: int = 30, latest_only: bool = True
+    ) -> dict[str, list[ServerEntry]]:
+        """search() for many texts at once, with bounded concurrency (`import` asks by several
+        name fragments). Raises the first failure; never returns a partial result."""
+        ...
+
     def close(self) -> None: ...
 
     @property

@@ -120,6 +120,16 @@ class HttpRegistry:
             seen.add(cursor)
         return found[:limit]
 
+    def search_many(
+        self, texts: Sequence[str], *, limit: int = 30, latest_only: bool = True
+    ) -> dict[str, list[ServerEntry]]:
+        unique = list(dict.fromkeys(texts))
+
+        def one(text: str, abort: threading.Event) -> list[ServerEntry]:
+            return self.search(text, limit=limit, latest_only=latest_only)
+
+        return dict(zip(unique, self._concurrently(unique, one), strict=True))
+
     def close(self) -> None:
         self._client.close()
 

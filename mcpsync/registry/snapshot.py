@@ -77,6 +77,11 @@ class SnapshotRegistry:
         found.sort(key=lambda entry: (entry.name, entry.version))  # the live API's order
         return found[: max(limit, 0)]
 
+    def search_many(
+        self, texts: Sequence[str], *, limit: int = 30, latest_only: bool = True
+    ) -> dict[str, list[ServerEntry]]:
+        return {t: self.search(t, limit=limit, latest_only=latest_only) for t in texts}
+
     def close(self) -> None:
         pass
 

@@ -1,0 +1,172 @@
+"""`mcpsync import FILE...`: adopt hand-written client configs into mcp.toml, then lock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from mcpsync.cli.context import Context
+from mcpsync.cli.meta import category, examples
+from mcpsync.cli.output import emit_json, json_option, note, say
+
+if TYPE_CHECKING:
+    from mcpsync.importer import ImportPlan
+
+
+@category("write", read_when=("dry_run",))
+@examples(
+    "mcpsync import .mcp.json",
+    "mcpsync import .cursor/mcp.json .vscode/mcp.json --dry-run",
+    "mcpsync import agents/research/agent.yaml --no-match",
+)
+@click.command("import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--kind",
+    metavar="KIND",
+    help="The files' format when the name does not tell (claude-code, cursor, vscode, codex, "
+    "gemini, claude-desktop, windsurf, zed, holodeck-agent, holodeck-global).",
+)
+@click.option(
+    "--no-match", is_flag=True, help="Do not ask the registry: import every entry as custom."
+)
+@click.option(
+    "--target/--no-target",
+    "add_targets",
+    default=True,
+    show_default=True,
+    help="Add a [[targets]] entry per file, so `sync` manages it from now on.",
+)
+@click.option("--dry-run", is_flag=True, help="Show what would be added; write nothing.")
+@json_option
+@click.pass_obj
+def import_cmd(
+    ctx: Context,
+    files: tuple[Path, ...],
+    kind: str | None,
+    no_match: bool,
+    add_targets: bool,
+    dry_run: bool,
+    as_json: bool,
+) -> int:
+    """Add the MCP servers of existing client configs to mcp.toml, then lock.
+
+    Entries are matched to registry servers by package or url where possible (pinned to the
+    version the file runs); the rest become custom servers. Secrets are never copied: a
+    literal secret becomes a ${NAME} reference to export. The files themselves are not
+    changed; `mcpsync sync` writes them from the lock afterwards.
+    """
+    from mcpsync import importer
+    from mcpsync.fsutil import read_text
+    from mcpsync.manifest_edit import INIT_TEMPLATE
+
+    sources = [importer.read_source(ctx.root / f, str(f), kind) for f in files]
+    path = ctx.manifest_path
+    text = read_text(path)
+    registry = None if no_match else _registry(ctx, text)
+    try:
+        result = importer.plan(
+            sources,
+            INIT_TEMPLATE if text is None else text,
+            path,
+            registry,
+            home=Path.home(),
+            add_targets=add_targets,
+        )
+    finally:
+        if registry is not None:
+            registry.close()
+    if dry_run:
+        _report(result, path, as_json, written=False)
+        return 0
+    code = _write_then_lock(ctx, text, result, as_json)
+    if not as_json:
+        _report(result, path, as_json=False, written=True)
+    return code
+
+
+def _registry(ctx: Context, text: str | None) -> Any:
+    from mcpsync import manifest, project
+    from mcpsync.registry import open_registry
+
+    found = None if text is None else manifest.parse(text, ctx.manifest_path)
+    url = project.registry_url(ctx.registry_override, found)
+    return open_registry(
+        url, base_dir=ctx.root, timeout=ctx.timeout, concurrency=project.REGISTRY_CONCURRENCY
+    )
+
+
+def _write_then_lock(ctx: Context, old: str | None, result: ImportPlan, as_json: bool) -> int:
+    """Lock against the new mcp.toml; write mcp.toml only once the lock worked (as `add`)."""
+    from mcpsync import manifest, project
+    from mcpsync.cli.lock_cmd import run_lock
+    from mcpsync.fsutil import atomic_write
+
+    path = ctx.manifest_path
+    edited = manifest.parse(result.text, path)
+    proj = project.Project(
+        ctx.root, edited, project.registry_url(ctx.registry_override, edited), ctx.timeout
+    )
+
+    def write_manifest() -> None:
+        if result.text != old:
+            atomic_write(path, result.text)
+
+    code = run_lock(proj, upgrade_package=result.added, as_json=False, before_write=write_manifest)
+    if as_json:  # one JSON document on stdout; the lock's change report went to stderr
+        emit_json(_data(result, path, written=True))
+    return code
+
+
+def _data(result: ImportPlan, path: Path, *, written: bool) -> dict[str, Any]:
+    return {
+        "manifest": str(path),
+        "written": written,
+        "servers": [
+            {
+                "alias": s.alias,
+                "added": s.new,
+                "registry_name": s.registry_name,
+                "matched_by": s.how,
+                "table": s.table,
+                "sources": [{"file": e.source, "key": e.key, "kind": e.kind} for e in s.entries],
+                "notes": sorted({n for e in s.entries for n in e.notes}),
+            }
+            for s in result.servers
+        ],
+        "targets": result.targets,
+        "export": result.exports,
+    }
+
+
+def _report(result: ImportPlan, path: Path, as_json: bool, *, written: bool) -> None:
+    if as_json:
+        emit_json(_data(result, path, written=written))
+        return
+    verb = "Added" if written else "Would add"
+    for server in result.servers:
+        sources = ", ".join(f"{e.source} '{e.key}'" for e in server.entries)
+        if not server.new:
+            what = "already in mcp.toml"
+        elif server.registry_name:
+            version = server.table.get("version", "*")
+            what = f"{server.registry_name} {version} (matched by {server.how})"
+        else:
+            what = "custom server"
+        say(f"{verb if server.new else 'Kept'} {server.alias}: {what}  <- {sources}")
+        for line in sorted({n for e in server.entries for n in e.notes}):
+            say(f"    note: {line}")
+    for target in result.targets:
+        shown = ", ".join(f"{k} = {v!r}" for k, v in target.items() if k != "kind")
+        say(f"{verb} target {target['kind']}" + (f" ({shown})" if shown else ""))
+    if result.exports:
+        note(
+            "Secrets were not copied; export these where the clients run: "
+            + ", ".join(result.exports)
+        )
+    if written:
+        note(f"Wrote {path.name}. Next: `mcpsync sync --adopt` to write the configs from the lock.")
+    else:
+        note(f"Dry run: {path.name} and mcp.lock not written.")
