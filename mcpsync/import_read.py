@@ -68,6 +68,17 @@ _SECRET_VALUE = re.compile(
     r"^(gh[pousr]_|github_pat_|glpat-|sk-|sk_live_|rk_live_|xox[abprs]-|AKIA|ASIA|AIza|"
     r"hf_|npm_|pypi-|eyJ[A-Za-z0-9_-]{8,}\.)"
 )
+# VS Code's own variables (code.visualstudio.com/docs/reference/variables-reference): not
+# environment variables, and no other client knows them.
+_VSCODE_VARIABLES = frozenset(
+    (
+        *("workspaceFolder", "workspaceFolderBasename", "userHome", "cwd", "pathSeparator"),
+        *("file", "fileBasename", "fileDirname", "fileExtname", "fileBasenameNoExtension"),
+        *("relativeFile", "relativeFileDirname", "fileWorkspaceFolder", "execPath"),
+        *("lineNumber", "selectedText", "defaultBuildTask"),
+    )
+)
+_SWITCHES = ("", "true", "false", "yes", "no", "on", "off", "none", "0", "1")
 _SCHEME_VALUE = re.compile(r"^(Bearer|Basic|Token|Bot)\s+(\S+)$", re.IGNORECASE)
 _ENV_COLON = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 _INPUT = re.compile(r"\$\{input:([^}]+)\}")
@@ -143,7 +154,9 @@ def _raw_servers(path: Path, text: str, kind: str) -> dict[str, Any]:
     if kind in JSON_MAPS:
         from mcpsync.edit import jsonscan
 
-        data: Any = jsonscan.load(text, path=str(path), comments=True)
+        # the client's own rule (as sync reads it): comments only where the client allows them
+        comments = kind in ("vscode", "gemini", "zed")
+        data: Any = jsonscan.load(text, path=str(path), comments=comments)
         for key in JSON_MAPS[kind]:
             data = data.get(key) if isinstance(data, dict) else None
         return _mapping(data, path, ".".join(JSON_MAPS[kind]))
@@ -292,15 +305,21 @@ class _Values:
         if self.dollar:
             value = _DOLLAR.sub(lambda m: self.ref(m.group(1)), value)
         for match in REFERENCE.finditer(value):
-            self.ref(match.group(1))
+            if not self._client_variable(match.group(1)):
+                self.ref(match.group(1))
         odd = [
-            m.group() for m in _OTHER_BRACE.finditer(value) if not REFERENCE.fullmatch(m.group())
+            m.group()
+            for m in _OTHER_BRACE.finditer(value)
+            if not REFERENCE.fullmatch(m.group()) or self._client_variable(m.group(1))
         ]
         if odd:
             self.entry.notes.append(
                 f"{odd[0]} is a client variable mcpsync cannot write; replace it in mcp.toml"
             )
         return value
+
+    def _client_variable(self, name: str) -> bool:
+        return self.entry.kind == "vscode" and name in _VSCODE_VARIABLES
 
     def _defaulted(self, name: str) -> str:
         self.entry.notes.append(f"${{{name}:-…}} lost its default: export {name}")
@@ -309,6 +328,8 @@ class _Values:
     def literal(self, name: str, value: str) -> str:
         """A value with no reference: kept, unless it may be a secret."""
         if REFERENCE.search(value) or not (secret_name(name) or secret_value(value)):
+            return value
+        if value.lower() in _SWITCHES:  # AUTH_ENABLED = "true" is a setting, not a secret
             return value
         scheme = _SCHEME_VALUE.match(value)
         if scheme and not secret_value(value):

@@ -116,6 +116,7 @@ def test_lists_three_tools(project: Path) -> None:
         "init",
         "add",
         "remove",
+        "import",
         "lock",
         "sync",
     ]

@@ -240,6 +240,7 @@ def test_tools_and_read_only(catalog: Catalog) -> None:
 def test_tool_schemas_list_the_commands(catalog: Catalog) -> None:
     read, write, _ = tool_specs(catalog, read_only=False)
     assert read.input_schema["properties"]["command"]["enum"] == [
+        "import",
         "lock",
         "sync",
         "search",
@@ -251,6 +252,7 @@ def test_tool_schemas_list_the_commands(catalog: Catalog) -> None:
         "init",
         "add",
         "remove",
+        "import",
         "lock",
         "sync",
     ]
@@ -265,7 +267,7 @@ def test_descriptions_list_commands_and_examples_as_calls(catalog: Catalog) -> N
     assert '{"command": "lock", "flags": {"check": true}}' in read.description
     assert '{"command": "add", "args": [' in write.description
     assert "mcpsync lock" not in read.description  # examples are tool calls, not shell lines
-    assert "Commands: init, add, remove, lock, sync, search, show, list, outdated." in (
+    assert "Commands: init, add, remove, import, lock, sync, search, show, list, outdated." in (
         help_.description
     )
 

@@ -59,6 +59,7 @@ def import_cmd(
     changed; `mcpsync sync` writes them from the lock afterwards.
     """
     from mcpsync import importer
+    from mcpsync.errors import RegistryError
     from mcpsync.fsutil import read_text
     from mcpsync.manifest_edit import INIT_TEMPLATE
 
@@ -75,6 +76,9 @@ def import_cmd(
             home=Path.home(),
             add_targets=add_targets,
         )
+    except RegistryError as exc:
+        exc.hint = exc.hint or "try again later, or import with --no-match (custom servers only)"
+        raise
     finally:
         if registry is not None:
             registry.close()
