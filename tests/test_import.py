@@ -452,3 +452,39 @@ def test_kind_overrides_detection(project: Project) -> None:
     assert project.read("mcp.toml").endswith(
         '[[targets]]\nkind = "cursor"\npath = "servers.json"\nscope = "project"\n'
     )
+
+
+def test_an_existing_mcp_toml_keeps_every_byte(project: Project) -> None:
+    existing = """\
+# our servers
+[registry]
+url = "file:registry"   # the snapshot
+
+[servers.weather]   # the forecast
+name = "io.github.acme/weather"
+env = { WEATHER_UNITS = "fahrenheit" }
+
+# where they go
+[[targets]]
+kind = "claude-code"
+"""
+    project.write("mcp.toml", existing)
+    project.write(".mcp.json", '{"mcpServers": {"notes": {"command": "uvx", "args": ["n==1"]}}}')
+
+    result = project.run("import", ".mcp.json")
+
+    assert result.code == 0, result.text
+    assert project.read("mcp.toml") == existing.replace(
+        '"fahrenheit" }\n', '"fahrenheit" }\n\n[servers.notes]\ncommand = "uvx"\nargs = ["n==1"]\n'
+    )  # the existing claude-code target already covers .mcp.json; it gets every server
+
+
+def test_user_files_become_user_scope_targets(project: Project) -> None:
+    project.write(
+        "~/.cursor/mcp.json", '{"mcpServers": {"n": {"command": "uvx", "args": ["n==1"]}}}'
+    )
+
+    result = project.run("import", str(project.path("~/.cursor/mcp.json")), "--no-match")
+
+    assert result.code == 0, result.text
+    assert project.read("mcp.toml").endswith('[[targets]]\nkind = "cursor"\nscope = "user"\n')

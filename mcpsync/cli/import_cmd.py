@@ -171,6 +171,6 @@ def _report(result: ImportPlan, path: Path, as_json: bool, *, written: bool) -> 
             + ", ".join(result.exports)
         )
     if written:
-        note(f"Wrote {path.name}. Next: `mcpsync sync --adopt` to write the configs from the lock.")
+        note(f"Wrote {path.name}. Next: `mcpsync sync` writes the configs from the lock.")
     else:
         note(f"Dry run: {path.name} and mcp.lock not written.")
