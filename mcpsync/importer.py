@@ -42,6 +42,7 @@ class ImportPlan:
     text: str  # mcp.toml's new text
     servers: list[Imported]
     targets: list[dict[str, Any]] = field(default_factory=list)  # [[targets]] added
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def exports(self) -> list[str]:
@@ -91,16 +92,26 @@ def plan(
     servers = _servers(entries, matches, data.get("servers") or {}, manifest_path)
     by_entry = {id(e): s.alias for s in servers for e in s.entries}
     everyone = set(data.get("servers") or {}) | {s.alias for s in servers}
-    targets = []
+    targets: list[dict[str, Any]] = []
+    warnings: list[str] = []
     if add_targets:
         for source in sources:
             aliases = [by_entry[id(e)] for e in source.entries]
             target = _target(source, manifest_path.parent, home, aliases, everyone)
-            if not _has_target(data.get("targets") or [], target):
+            found = _has_target(data.get("targets") or [], target)
+            if found is None:
                 targets.append(target)
+            elif isinstance(found.get("servers"), list):
+                left = sorted(set(aliases) - set(found["servers"]))
+                if left:
+                    warnings.append(
+                        f"{source.shown}: its [[targets]] entry in {manifest_path.name} lists "
+                        f"`servers` without {', '.join(left)}, so `sync` would remove them "
+                        "from the file; add them to that list"
+                    )
     new = {s.alias: s.table for s in servers if s.new}
     text = manifest_edit.add_tables(manifest_text, manifest_path, new, targets)
-    return ImportPlan(text, servers, targets)
+    return ImportPlan(text, servers, targets, warnings)
 
 
 # ------------------------------------------------------------------------ servers and aliases
@@ -216,8 +227,10 @@ def _relative(path: Path, root: Path, home: Path) -> str:
     return path.as_posix()
 
 
-def _has_target(existing: list[Any], target: dict[str, Any]) -> bool:
+def _has_target(existing: list[Any], target: dict[str, Any]) -> dict[str, Any] | None:
+    """The [[targets]] entry already writing the same file, if any."""
+
     def key(t: Any) -> Any:
         return {k: v for k, v in t.items() if k != "servers"} if isinstance(t, dict) else t
 
-    return any(key(t) == key(target) for t in existing)
+    return next((t for t in existing if key(t) == key(target)), None)

@@ -488,3 +488,24 @@ def test_user_files_become_user_scope_targets(project: Project) -> None:
 
     assert result.code == 0, result.text
     assert project.read("mcp.toml").endswith('[[targets]]\nkind = "cursor"\nscope = "user"\n')
+
+
+def test_an_existing_target_subset_missing_imported_servers_is_warned(project: Project) -> None:
+    project.write(
+        "mcp.toml",
+        '[registry]\nurl = "file:registry"\n\n[servers.weather]\nname = "io.github.acme/weather"\n\n'
+        '[[targets]]\nkind = "claude-code"\nservers = ["weather"]\n',
+    )
+    project.write(".mcp.json", '{"mcpServers": {"notes": {"command": "uvx", "args": ["n==1"]}}}')
+
+    result = project.run("import", ".mcp.json", "--json")
+
+    assert result.code == 0, result.text
+    data = result.json()
+    assert data["written"] is True and data["targets"] == []
+    assert data["warnings"] == [
+        ".mcp.json: its [[targets]] entry in mcp.toml lists `servers` without notes, so `sync` "
+        "would remove them from the file; add them to that list"
+    ]
+    again = project.run("import", ".mcp.json", "--json")
+    assert again.json()["written"] is False

@@ -83,11 +83,12 @@ def import_cmd(
         if registry is not None:
             registry.close()
     if dry_run:
-        _report(result, path, as_json, written=False)
+        _report(result, path, as_json, dry_run=True, changed=False)
         return 0
-    code = _write_then_lock(ctx, text, result, as_json)
+    changed = result.text != text
+    code = _write_then_lock(ctx, text, result, as_json, changed=changed)
     if not as_json:
-        _report(result, path, as_json=False, written=True)
+        _report(result, path, as_json=False, dry_run=False, changed=changed)
     return code
 
 
@@ -102,7 +103,9 @@ def _registry(ctx: Context, text: str | None) -> Any:
     )
 
 
-def _write_then_lock(ctx: Context, old: str | None, result: ImportPlan, as_json: bool) -> int:
+def _write_then_lock(
+    ctx: Context, old: str | None, result: ImportPlan, as_json: bool, *, changed: bool
+) -> int:
     """Lock against the new mcp.toml; write mcp.toml only once the lock worked (as `add`)."""
     from mcpsync import manifest, project
     from mcpsync.cli.lock_cmd import run_lock
@@ -120,7 +123,7 @@ def _write_then_lock(ctx: Context, old: str | None, result: ImportPlan, as_json:
 
     code = run_lock(proj, upgrade_package=result.added, as_json=False, before_write=write_manifest)
     if as_json:  # one JSON document on stdout; the lock's change report went to stderr
-        emit_json(_data(result, path, written=True))
+        emit_json(_data(result, path, written=changed))
     return code
 
 
@@ -142,14 +145,15 @@ def _data(result: ImportPlan, path: Path, *, written: bool) -> dict[str, Any]:
         ],
         "targets": result.targets,
         "export": result.exports,
+        "warnings": result.warnings,
     }
 
 
-def _report(result: ImportPlan, path: Path, as_json: bool, *, written: bool) -> None:
+def _report(result: ImportPlan, path: Path, as_json: bool, *, dry_run: bool, changed: bool) -> None:
     if as_json:
-        emit_json(_data(result, path, written=written))
+        emit_json(_data(result, path, written=False))
         return
-    verb = "Added" if written else "Would add"
+    verb = "Would add" if dry_run else "Added"
     for server in result.servers:
         sources = ", ".join(f"{e.source} '{e.key}'" for e in server.entries)
         if not server.new:
@@ -165,12 +169,16 @@ def _report(result: ImportPlan, path: Path, as_json: bool, *, written: bool) -> 
     for target in result.targets:
         shown = ", ".join(f"{k} = {v!r}" for k, v in target.items() if k != "kind")
         say(f"{verb} target {target['kind']}" + (f" ({shown})" if shown else ""))
+    for warning in result.warnings:
+        note(f"warning: {warning}")
     if result.exports:
         note(
             "Secrets were not copied; export these where the clients run: "
             + ", ".join(result.exports)
         )
-    if written:
+    if dry_run:
+        note(f"Dry run: {path.name} and mcp.lock not written.")
+    elif changed:
         note(f"Wrote {path.name}. Next: `mcpsync sync` writes the configs from the lock.")
     else:
-        note(f"Dry run: {path.name} and mcp.lock not written.")
+        note(f"{path.name} already holds every server of these files.")
