@@ -33,6 +33,9 @@ _DOCKER_VALUED = {
 }  # fmt: skip
 _UVX_VALUED = {"--with", "-p", "--python", "--index-url", "--extra-index-url", "--index", "-w"}
 _NPX_VALUED = {"--registry", "--cache", "--userconfig"}
+_FRAGMENTS = 5  # searches per entry, at most
+_GENERIC = {"mcp", "api", "www", "sse", "v1", "v2", "server", "app", "dev", "prod", "stream"}
+_NOT_LOOKED_UP = "not looked up: too many entries to search the registry for"
 _UNTYPED_REMOTES = ("cursor", "windsurf")  # their files do not say which HTTP transport
 _AFFIXES = re.compile(
     r"^(mcp[-_]server[-_]|server[-_]|mcp[-_])|([-_]mcp[-_]server|[-_]mcp|[-_]server)$"
@@ -131,6 +134,7 @@ def _docker(args: list[str]) -> PackageRef | None:
         return None
     at, _ = found
     image, tag = _image(args[at])
+    tag = None if tag == "latest" else tag  # `latest` runs whatever is newest
     return PackageRef("oci", image, tag, tuple(args[1:at]), tuple(args[at + 1 :]))
 
 
@@ -194,10 +198,13 @@ def fragments(entry: Entry, ref: PackageRef | None) -> list[str]:
     elif entry.url:
         from urllib.parse import urlsplit
 
-        labels = (urlsplit(entry.url).hostname or "").split(".")
-        if len(labels) >= 2:
-            out += [labels[-2], ".".join(reversed(labels[-2:]))]
-    return [f for f in dict.fromkeys(out) if len(f) >= 3]
+        parts = urlsplit(entry.url)
+        labels = (parts.hostname or "").split(".")
+        if len(labels) >= 2:  # the domain (reverse-DNS names), then what a hosting
+            out += [labels[-2], ".".join(reversed(labels[-2:]))]  # platform's sub-domain says
+        out += [label for label in labels[:-2] if label not in _GENERIC]
+        out += [p for p in parts.path.split("/") if p and p.lstrip("@") not in _GENERIC]
+    return [f for f in dict.fromkeys(out) if len(f) >= 3][:_FRAGMENTS]
 
 
 # ------------------------------------------------------------------------ matching
@@ -219,6 +226,8 @@ def match_entries(entries: Sequence[Entry], registry: Registry) -> dict[int, Mat
             entry.notes.append(f"several registry servers match ({', '.join(names)}); kept custom")
         elif names:
             candidates[i] = names
+        elif (refs[i] is not None or entry.url) and _NOT_LOOKED_UP not in entry.notes:
+            entry.notes.append(f"no registry server found for {_what(entry, refs[i])}; kept custom")
     versions = _versions(registry, sorted({n for names in candidates.values() for n in names}))
     out: dict[int, Match] = {}
     for i, names in candidates.items():
@@ -226,6 +235,10 @@ def match_entries(entries: Sequence[Entry], registry: Registry) -> dict[int, Mat
         if match is not None:
             out[i] = match
     return out
+
+
+def _what(entry: Entry, ref: PackageRef | None) -> str:
+    return f"{ref.registry_type} package {ref.identifier}" if ref else f"url {entry.url}"
 
 
 def _searches(entries: Sequence[Entry], refs: Sequence[PackageRef | None]) -> list[str]:
@@ -236,7 +249,7 @@ def _searches(entries: Sequence[Entry], refs: Sequence[PackageRef | None]) -> li
         texts = fragments(entry, ref)
         new = [t for t in texts if t not in wanted]
         if len(wanted) + len(new) > MAX_SEARCHES:
-            entry.notes.append("not looked up: too many entries to search the registry for")
+            entry.notes.append(_NOT_LOOKED_UP)
             continue
         wanted += new
     return wanted
