@@ -3,12 +3,17 @@ variable whose name no client can hold is left out instead of refusing the serve
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from mcpsync.errors import UnsafeData
+from mcpsync.errors import McpsyncError, UnsafeData
 from mcpsync.launch import LaunchOptions, render
+
+CORPUS = os.environ.get("MCPSYNC_CORPUS")
 
 
 def package(*env: dict[str, Any]) -> dict[str, Any]:
@@ -113,3 +118,31 @@ def test_required_variable_with_a_bad_name_is_still_refused(spec: dict[str, Any]
 def test_a_name_with_a_trailing_newline_is_refused() -> None:
     with pytest.raises(UnsafeData, match="is not a valid name"):
         render(package({"name": "TOKEN\n", "isRequired": True}), OPTS)
+
+
+@pytest.mark.skipif(not CORPUS, reason="set MCPSYNC_CORPUS to a ServerResponse list")
+def test_corpus_optional_variables_with_bad_names_refuse_nothing() -> None:
+    """Every real package with optional env vars, those renamed to names no client can hold:
+    it renders exactly as before, minus those variables (the real sample has none such)."""
+    items = json.loads(Path(str(CORPUS)).read_text(encoding="utf-8"))
+    checked = 0
+    for item in items:
+        for pkg in item["server"].get("packages") or []:
+            env = pkg.get("environmentVariables") or []
+            if not any(isinstance(e, dict) and e.get("isRequired") is not True for e in env):
+                continue
+            doc = {**item["server"], "packages": [pkg], "remotes": []}
+            try:
+                launch = render(doc, OPTS)
+            except McpsyncError:
+                continue
+            renamed = [
+                e if e.get("isRequired") is True else {**e, "name": f"bad-{e.get('name')}"}
+                for e in env
+            ]
+            bad = render({**doc, "packages": [{**pkg, "environmentVariables": renamed}]}, OPTS)
+            kept = {e["name"] for e in env if e.get("isRequired") is True}
+            assert dict(bad.env) == {k: v for k, v in launch.env.items() if k in kept}
+            checked += 1
+    print(f"\ncorpus: {checked} packages with optional env vars render with them renamed")
+    assert checked
