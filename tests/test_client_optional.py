@@ -42,9 +42,18 @@ def items() -> list[dict[str, Any]]:
         "url": "https://mcp.acme.example/feed/sse",
         "headers": [{"name": "X-Feed-Key", "isSecret": True}],  # optional secret header
     }
+    wiki = {
+        "type": "streamable-http",
+        "url": "https://mcp.acme.example/wiki",
+        "headers": [
+            {"name": "Authorization", "value": "Bearer {token}", "isSecret": True},
+            {"name": "X-Wiki-Key", "isSecret": True},
+        ],
+    }
     return [
         make_item("io.github.acme/memo", "2.0.0", is_latest=True, packages=[memo]),
         make_item("com.acme/feed", "1.0.0", is_latest=True, remotes=[feed]),
+        make_item("com.acme/wiki", "1.0.0", is_latest=True, remotes=[wiki]),
     ]
 
 
@@ -126,3 +135,32 @@ def test_a_value_filled_in_by_hand_for_an_optional_variable_is_kept(project: Pro
     path.write_text(filled, encoding="utf-8")
     assert project.sync().code == 0
     assert path.read_text(encoding="utf-8") == filled
+
+
+def test_codex_leaves_out_an_optional_bearer_token(project: Project) -> None:
+    # Codex will not start a server whose bearer_token_env_var is unset; a whole-variable
+    # header (env_http_headers) is skipped while unset, so that one stays.
+    snippet = """
+        [servers.wiki]
+        name = "com.acme/wiki"
+        """
+    project.write_manifest(
+        [*SERVERS, snippet],
+        tail=target("codex", servers=["wiki"]) + "\n" + target("claude-code", servers=["wiki"]),
+    )
+    project.lock()
+    result = project.sync("--json")
+    assert result.code == 0, result.text
+    codex = codex_toml(project.read(".codex/config.toml"))["mcp_servers"]
+    assert codex == {
+        "wiki": {
+            "url": "https://mcp.acme.example/wiki",
+            "env_http_headers": {"X-Wiki-Key": "X_WIKI_KEY"},
+        }
+    }
+    assert result.json()["missing_env"] == []
+    claude = strict_json(project.read(".mcp.json"))["mcpServers"]
+    assert claude["wiki"]["headers"] == {
+        "Authorization": "Bearer ${TOKEN:-}",
+        "X-Wiki-Key": "${X_WIKI_KEY:-}",
+    }

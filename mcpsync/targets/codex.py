@@ -12,7 +12,10 @@ Codex expands no ${VAR} anywhere, but it can pass variables by name:
 - `env_vars = ["NAME"]` forwards NAME from the environment Codex runs in;
 - `bearer_token_env_var = "NAME"` sends `Authorization: Bearer $NAME`;
 - `env_http_headers = { Header = "NAME" }` sends the header with NAME's value.
-Every name passed that way is reported as missing_env: the user must export it.
+Every name passed that way is reported as missing_env: the user must export it, unless the
+registry marks it optional (Launch.optional). An unset env_vars or env_http_headers variable
+is skipped by Codex, but an unset bearer_token_env_var stops the server, so an optional
+header that is not one whole variable is left out.
 
 The file is edited as a tomlkit document: untouched tables, comments and formatting stay.
 """
@@ -76,12 +79,22 @@ def _header(r: Renderer, out: dict[str, Any], name: str, value: str) -> None:
         out.setdefault("http_headers", {})[name] = value
         return
     whole, bearer = REFERENCE_RE.fullmatch(value), _BEARER_REF.fullmatch(value)
-    if bearer and name.lower() == "authorization" and "bearer_token_env_var" not in out:
-        out["bearer_token_env_var"] = bearer.group(1)
-        r.left_out(bearer.group(1))
-    elif whole:
+    if whole:  # Codex leaves the header out while the variable is unset
         out.setdefault("env_http_headers", {})[name] = whole.group(1)
         r.left_out(whole.group(1))
+    elif (
+        bearer
+        and name.lower() == "authorization"
+        and "bearer_token_env_var" not in out
+        and not r.optional(bearer.group(1))
+    ):
+        out["bearer_token_env_var"] = bearer.group(1)
+        r.left_out(bearer.group(1))
+    elif all(r.optional(n) for n in references(value)):
+        # Codex refuses to start a server whose bearer_token_env_var is unset ("Environment
+        # variable ... is not set"), and has no other form for such a header: an optional one
+        # is left out, so the server starts without it.
+        r.left_out(*references(value))
     else:
         raise r.cannot(
             f"its header {name} is {value!r}; Codex reads a header either whole from one "
