@@ -29,6 +29,7 @@ LAUNCH_KEYS = (
     ("url", "url"),
     ("headers", "headers"),
     ("secrets", "secrets"),
+    ("optional", "optional"),
 )
 
 
@@ -142,7 +143,7 @@ def loads(text: str, path: Path) -> Lock:
 
 
 _STR_FIELDS = ("name", "version", "registry", "digest", "description")
-_LAUNCH_LISTS = ("args", "secrets")
+_LAUNCH_LISTS = ("args", "secrets", "optional")
 _LAUNCH_TABLES = ("env", "headers")
 
 

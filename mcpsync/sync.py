@@ -40,11 +40,12 @@ class SyncPlan:
 
     @property
     def notes(self) -> list[str]:
-        return [
+        exports = [
             f"{c.path}: export {', '.join(c.missing_env)} (this client has no reference syntax)"
             for c in self.changes
             if c.missing_env
         ]
+        return exports + [note for c in self.changes for note in c.notes]
 
     @property
     def stamps_new(self) -> str | None:

@@ -396,8 +396,9 @@ SSE_ENTRIES = {
         "url": "https://mcp.acme.example/events/sse",
         "headers": {"X-Api-Key": "${input:mcpsync-X_API_KEY}"},
     },
-    "gemini": {
+    "gemini": {  # no `type`: Gemini CLI tries streamable HTTP first, and fails
         "url": "https://mcp.acme.example/events/sse",
+        "type": "sse",
         "headers": {"X-Api-Key": "${X_API_KEY}"},
     },
     "windsurf": {

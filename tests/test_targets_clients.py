@@ -425,7 +425,8 @@ GEMINI_AFTER = """\
             }
         },
         "search": {
-            "httpUrl": "https://mcp.acme.example/search",
+            "url": "https://mcp.acme.example/search",
+            "type": "http",
             "headers": {
                 "Authorization": "Bearer ${TOKEN}"
             }

@@ -160,6 +160,7 @@ def _json(proj: Project, the_plan: SyncPlan, *, include_diff: bool) -> dict[str,
             "target": change.target,
             "status": status,
             "missing_env": list(change.missing_env),
+            "notes": list(change.notes),
         }
         if include_diff and change.changed:
             row["diff"] = sync_mod.diff(change, proj.root)

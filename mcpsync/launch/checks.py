@@ -196,8 +196,13 @@ def check_url(ctx: Ctx, url: str, what: str, *, from_user: bool = False) -> str:
     raise ctx.refuse(f"{what} {url!r} {problem}", from_user=from_user)
 
 
+def is_env_name(name: str | None) -> bool:
+    """A name every client and shell can hold: letters, digits, `_`, not starting with a digit."""
+    return bool(name) and _ENV_NAME.fullmatch(name or "") is not None
+
+
 def check_env_name(ctx: Ctx, name: str | None, *, from_user: bool = False) -> str:
-    if name and _ENV_NAME.match(name):
+    if name and is_env_name(name):
         return name
     raise ctx.refuse(f"environment variable name {name!r} is not a valid name", from_user=from_user)
 

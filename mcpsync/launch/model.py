@@ -33,6 +33,8 @@ class Launch:
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     secrets: tuple[str, ...] = ()  # names of env vars/references that hold secrets
+    # references the registry marks optional: a client must start the server with them unset
+    optional: tuple[str, ...] = ()
     file_sha256: str | None = None  # mcpb bundles
 
 

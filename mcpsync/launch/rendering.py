@@ -182,7 +182,7 @@ def _render_package(
     ctx: Ctx, server: Mapping[str, Any], pkg: Mapping[str, Any], registry_type: str
 ) -> Launch:
     identifier = check_identifier(ctx, field_text(ctx, pkg, "identifier"), registry_type)
-    env, secrets, env_values = render_env(ctx, pkg)
+    env, secrets, env_values, optional = render_env(ctx, pkg)
     runtime, runtime_values = render_arguments(ctx, field_objects(ctx, pkg, "runtimeArguments"), ())
     if registry_type == "oci":
         check_docker_runtime(ctx, runtime)
@@ -199,7 +199,7 @@ def _render_package(
     )
     command, args, version = _LAUNCHERS[registry_type](parts)
     lookup = {**env_values, **runtime_values, **package_values}
-    transport, url, headers, header_secrets = _package_transport(ctx, pkg, lookup)
+    transport, url, headers, header_secrets, header_optional = _package_transport(ctx, pkg, lookup)
     return Launch(
         transport=transport,
         registry_type=registry_type,
@@ -211,6 +211,7 @@ def _render_package(
         url=url,
         headers=headers,
         secrets=tuple(dict.fromkeys([*secrets, *header_secrets])),
+        optional=tuple(dict.fromkeys([*optional, *header_optional])),
         file_sha256=check_sha256(ctx, field_text(ctx, pkg, "fileSha256"), required=False),
     )
 
@@ -272,17 +273,18 @@ _LAUNCHERS = {"npm": _npm, "pypi": _pypi, "oci": _oci, "nuget": _nuget}
 
 def _package_transport(
     ctx: Ctx, pkg: Mapping[str, Any], lookup: Mapping[str, str]
-) -> tuple[str, str | None, dict[str, str], tuple[str, ...]]:
-    """stdio, or a local HTTP server whose url may name arguments and env vars: {--port}."""
+) -> tuple[str, str | None, dict[str, str], tuple[str, ...], tuple[str, ...]]:
+    """stdio, or a local HTTP server whose url may name arguments and env vars: {--port}.
+    (transport, url, headers, secret references, optional references)"""
     kind = _local_transport(ctx, pkg)
     if kind == "stdio":
         if ctx.opts.headers:
             raise ctx.user_error("headers apply to HTTP transports; this package uses stdio")
-        return kind, None, {}, ()
+        return kind, None, {}, (), ()
     transport = pkg["transport"]
     url = render_url(ctx, transport, {}, lookup)
-    headers, secrets = render_headers(ctx, transport, {}, lookup)
-    return kind, url, headers, secrets
+    headers, secrets, optional = render_headers(ctx, transport, {}, lookup)
+    return kind, url, headers, secrets, optional
 
 
 def _local_transport(ctx: Ctx, pkg: Mapping[str, Any]) -> str:
@@ -297,7 +299,7 @@ def _render_mcpb(ctx: Ctx, server: Mapping[str, Any], pkg: Mapping[str, Any]) ->
     if ctx.opts.args:
         raise ctx.user_error("args need a launcher, and an mcpb bundle has none in mcpsync")
     identifier = check_url(ctx, field_text(ctx, pkg, "identifier") or "", "mcpb identifier")
-    env, secrets, _ = render_env(ctx, pkg)
+    env, secrets, _, optional = render_env(ctx, pkg)
     return Launch(
         transport=_local_transport(ctx, pkg),
         registry_type="mcpb",
@@ -305,6 +307,7 @@ def _render_mcpb(ctx: Ctx, server: Mapping[str, Any], pkg: Mapping[str, Any]) ->
         package_version=_package_version(ctx, server, pkg),
         env=env,
         secrets=secrets,
+        optional=optional,
         file_sha256=check_sha256(ctx, field_text(ctx, pkg, "fileSha256"), required=True),
     )
 
@@ -322,11 +325,12 @@ def _render_remote(ctx: Ctx, remote: Mapping[str, Any]) -> Launch:
             "args and env apply to packages; a remote takes variables and headers",
         )
     declared = declared_variables(ctx, remote)
-    headers, secrets = render_headers(ctx, remote, declared, {})
+    headers, secrets, optional = render_headers(ctx, remote, declared, {})
     return Launch(
         transport=kind,
         registry_type="remote",
         url=render_url(ctx, remote, declared, {}),
         headers=headers,
         secrets=secrets,
+        optional=optional,
     )

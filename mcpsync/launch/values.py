@@ -24,6 +24,7 @@ from mcpsync.launch.checks import (
     field_flag,
     field_objects,
     field_text,
+    is_env_name,
     reference,
     require_reference,
 )
@@ -178,24 +179,38 @@ def _variable(
 
 def render_env(
     ctx: Ctx, pkg: Mapping[str, Any]
-) -> tuple[dict[str, str], tuple[str, ...], dict[str, str]]:
-    """(env, names of secret vars, literal values by name for {placeholders} in a url)."""
+) -> tuple[dict[str, str], tuple[str, ...], dict[str, str], tuple[str, ...]]:
+    """(env, names of secret vars, literal values by name for {placeholders} in a url, names
+    of the references that may stay unset: optional secrets)."""
     env: dict[str, str] = {}
     secrets: list[str] = []
     values: dict[str, str] = {}
+    optional: list[str] = []
     for spec in field_objects(ctx, pkg, "environmentVariables"):
-        name = check_env_name(ctx, field_text(ctx, spec, "name"))
+        raw = field_text(ctx, spec, "name")
+        if _optional(ctx, spec, raw) and not is_env_name(raw):
+            # Only what is written is refused: an optional variable whose name no client can
+            # hold is left out (it could never be set), and the server stays usable.
+            continue
+        name = check_env_name(ctx, raw)
         if field_flag(spec, "isSecret"):
             secrets.append(name)
         value = _env_value(ctx, spec, name)
         if value is not None:
             env[name] = value
+            if _optional(ctx, spec, name) and value == reference(name):
+                optional.append(name)
         literal = value if value is not None else field_text(ctx, spec, "default")
         if literal is not None and not REFERENCE.search(literal):
             values[name] = literal
     env.update({k: v for k, v in user_env(ctx).items() if k not in env})
     check_env_values(ctx, env)
-    return env, tuple(secrets), values
+    return env, tuple(secrets), values, tuple(optional)
+
+
+def _optional(ctx: Ctx, spec: Mapping[str, Any], name: str | None) -> bool:
+    """Not required by the registry, and not given in mcp.toml (what the user sets is theirs)."""
+    return not field_flag(spec, "isRequired") and (name is None or name not in ctx.opts.env)
 
 
 def _env_value(ctx: Ctx, spec: Mapping[str, Any], name: str) -> str | None:
@@ -246,12 +261,14 @@ def render_headers(
     transport: Mapping[str, Any],
     declared: Mapping[str, Mapping[str, Any]],
     lookup: Mapping[str, str],
-) -> tuple[dict[str, str], tuple[str, ...]]:
-    """(headers, names of the references that hold secrets). Header names match mcp.toml's
-    case-insensitively, as HTTP does."""
+) -> tuple[dict[str, str], tuple[str, ...], tuple[str, ...]]:
+    """(headers, names of the references that hold secrets, names of those that may stay
+    unset: optional secret headers). Header names match mcp.toml's case-insensitively, as
+    HTTP does."""
     user = {name.lower(): (name, value) for name, value in ctx.opts.headers.items()}
     headers: dict[str, str] = {}
     secrets: list[str] = []
+    optional: list[str] = []
     for spec in field_objects(ctx, transport, "headers"):
         name = check_header(ctx, field_text(ctx, spec, "name"), "")
         given = user.pop(name.lower(), None)
@@ -263,9 +280,17 @@ def render_headers(
         headers[check_header(ctx, name, value, from_user=given is not None)] = value
         if field_flag(spec, "isSecret"):
             secrets.extend(REFERENCE.findall(value))
+            if given is None and not field_flag(spec, "isRequired"):
+                optional.extend(_registry_references(ctx, value))
     for name, value in user.values():
         headers[check_header(ctx, name, value, from_user=True)] = value
-    return headers, tuple(dict.fromkeys(secrets))
+    return headers, tuple(dict.fromkeys(secrets)), tuple(dict.fromkeys(optional))
+
+
+def _registry_references(ctx: Ctx, value: str) -> list[str]:
+    """The references in `value` that the registry put there, not mcp.toml `variables`."""
+    given = {n for v in ctx.opts.variables.values() for n in REFERENCE.findall(v)}
+    return [n for n in REFERENCE.findall(value) if n not in given]
 
 
 def _header_value(

@@ -38,6 +38,7 @@ class FileChange:
     owned: tuple[str, ...] = ()  # entry names this project owns in a shared file afterwards
     shared: bool = False  # a user-scope file other projects and the user also write
     missing_env: tuple[str, ...] = ()  # variables the user must export (no reference syntax)
+    notes: tuple[str, ...] = ()  # what the user should know about this file (not errors)
     stamp: str | None = None  # digest of everything but the file's text that `new` depends on
 
     @functools.cached_property

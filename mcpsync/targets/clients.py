@@ -120,12 +120,15 @@ def cursor(r: Renderer) -> dict[str, Any]:
 
 
 def gemini(r: Renderer) -> dict[str, Any]:
-    # google-gemini/gemini-cli docs/tools/mcp-server.md: `httpUrl` is streamable HTTP, `url`
-    # is SSE, plus `headers`; env values take $VAR or ${VAR}. settings.json is read through
-    # strip-json-comments (packages/cli/src/config/settings.ts), so comments are allowed.
+    # google-gemini/gemini-cli docs/tools/mcp-server.md: remote {url, type: http|sse, headers},
+    # what `gemini mcp add -t http|sse` writes. A `url` with no `type` is tried as streamable
+    # HTTP first (an SSE server then shows "Disconnected"); `httpUrl` is deprecated. Values
+    # take $VAR, ${VAR} and ${VAR:-default}. settings.json is read through strip-json-comments
+    # (packages/cli/src/config/settings.ts), so comments are allowed.
     if r.is_stdio:
         return r.stdio()
-    return r.remote("httpUrl" if r.http_type == "http" else "url")
+    remote = r.remote()
+    return {"url": remote.pop("url"), "type": r.http_type, **remote}
 
 
 def windsurf(r: Renderer) -> dict[str, Any]:
@@ -252,7 +255,7 @@ def render_all(
     for name, server in named.items():
         r = Renderer(server, label(spec), style)
         entry = render(r)
-        missing.update(keep_filled(entry, existing.get(name), r.missing))
+        missing.update(keep_filled(entry, existing.get(name), r))
         entries[name] = entry
     return Rendered(entries, tuple(sorted(missing)))
 

@@ -4,28 +4,34 @@ Format (openai/codex codex-rs/config/src/mcp_types.rs, RawMcpServerConfig; docs 
 developers.openai.com/codex/mcp): stdio {command, args, env, env_vars, cwd}, streamable HTTP
 {url, bearer_token_env_var, http_headers, env_http_headers}; unknown keys, and keys of the
 other transport, are rejected, so only those keys are written. Codex has no SSE transport.
-A project's .codex/config.toml is read in trusted projects only.
+A project's .codex/config.toml is read in trusted projects only (`[projects."<dir>"]
+trust_level = "trusted"` in the user's config, for the directory or its git root); sync says
+so when the project is not trusted (a note, not an error: trust is the user's decision).
 
 Codex expands no ${VAR} anywhere, but it can pass variables by name:
 - `env_vars = ["NAME"]` forwards NAME from the environment Codex runs in;
 - `bearer_token_env_var = "NAME"` sends `Authorization: Bearer $NAME`;
 - `env_http_headers = { Header = "NAME" }` sends the header with NAME's value.
-Every name passed that way is reported as missing_env: the user must export it.
+Every name passed that way is reported as missing_env: the user must export it, unless the
+registry marks it optional (Launch.optional). An unset env_vars or env_http_headers variable
+is skipped by Codex, but an unset bearer_token_env_var stops the server, so an optional
+header that is not one whole variable is left out.
 
 The file is edited as a tomlkit document: untouched tables, comments and formatting stay.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mcpsync.errors import InputError
+from mcpsync.errors import InputError, McpsyncError
 from mcpsync.lockfile import LockedServer
-from mcpsync.manifest import TargetSpec
+from mcpsync.manifest import TargetSpec, parse_toml
 from mcpsync.targets.base import (
     REFERENCE_RE,
     FileChange,
@@ -51,7 +57,8 @@ def render(r: Renderer) -> dict[str, Any]:
     launch = r.server.launch
     if r.is_stdio:
         out = r.stdio()
-        forwarded = list(r.missing)  # left out of env: Codex forwards them by name instead
+        # left out of env: Codex forwards them by name instead (an unset one is skipped)
+        forwarded = [*r.missing, *r.unset]
         if forwarded:
             out["env_vars"] = forwarded
         return out
@@ -72,12 +79,22 @@ def _header(r: Renderer, out: dict[str, Any], name: str, value: str) -> None:
         out.setdefault("http_headers", {})[name] = value
         return
     whole, bearer = REFERENCE_RE.fullmatch(value), _BEARER_REF.fullmatch(value)
-    if bearer and name.lower() == "authorization" and "bearer_token_env_var" not in out:
-        out["bearer_token_env_var"] = bearer.group(1)
-        r.missing.append(bearer.group(1))
-    elif whole:
+    if whole:  # Codex leaves the header out while the variable is unset
         out.setdefault("env_http_headers", {})[name] = whole.group(1)
-        r.missing.append(whole.group(1))
+        r.left_out(whole.group(1))
+    elif (
+        bearer
+        and name.lower() == "authorization"
+        and "bearer_token_env_var" not in out
+        and not r.optional(bearer.group(1))
+    ):
+        out["bearer_token_env_var"] = bearer.group(1)
+        r.left_out(bearer.group(1))
+    elif all(r.optional(n) for n in references(value)):
+        # Codex refuses to start a server whose bearer_token_env_var is unset ("Environment
+        # variable ... is not set"), and has no other form for such a header: an optional one
+        # is left out, so the server starts without it.
+        r.left_out(*references(value))
     else:
         raise r.cannot(
             f"its header {name} is {value!r}; Codex reads a header either whole from one "
@@ -111,9 +128,55 @@ class CodexTarget:
         shared = scope == "user"
         remove = removals(self.spec, ctx, path, existing, entries, shared=shared)
         new = edit(doc, text, path, data, entries, remove)
-        return map_change(
+        changes = map_change(
             self.spec, path, old, new, entries, shared=shared, missing_env=out.missing
         )
+        if scope == "project" and not self.spec.path and changes:
+            note = trust_note(ctx, path)
+            if note:
+                changes = [replace(changes[0], notes=(note,))]
+        return changes
+
+
+# ------------------------------------------------------------------------ project trust
+
+
+def trust_note(ctx: SyncContext, path: Path) -> str | None:
+    """Why Codex would ignore the project file, or None when the user's config trusts it."""
+    user = user_config(ctx.home)
+    try:
+        projects = parse_toml(ctx.read(user) or "", user).get("projects")
+    except InputError:
+        return f"{path}: Codex reads it only in a trusted project, and {user} does not parse"
+    except McpsyncError:
+        return None  # unreadable: whether Codex trusts the project cannot be told
+    if isinstance(projects, dict) and any(
+        isinstance(projects.get(d), dict) and projects[d].get("trust_level") == "trusted"
+        for d in trust_keys(ctx.root)
+    ):
+        return None
+    return (
+        f"{path}: Codex reads it only in a trusted project, and {user} does not trust "
+        f"{ctx.root}; trust the folder when Codex asks, or add "
+        f'[projects."{ctx.root}"] trust_level = "trusted" there'
+    )
+
+
+def user_config(home: Path) -> Path:
+    """The user's Codex config: $CODEX_HOME/config.toml, by default ~/.codex/config.toml."""
+    codex_home = os.environ.get("CODEX_HOME")
+    return (Path(codex_home) if codex_home else home / ".codex") / "config.toml"
+
+
+def trust_keys(root: Path) -> list[str]:
+    """The [projects] keys Codex accepts for `root`: the directory itself or the root of the
+    git repository it is in, as given and with symlinks resolved."""
+    dirs = [root, root.resolve()]
+    for start in list(dirs):
+        repo = next((d for d in (start, *start.parents) if (d / ".git").exists()), None)
+        if repo is not None:
+            dirs.append(repo)
+    return list(dict.fromkeys(str(d) for d in dirs))
 
 
 # ------------------------------------------------------------------------ the TOML document

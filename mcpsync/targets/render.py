@@ -5,6 +5,9 @@ them, or none. A `RefStyle` answers "how does this client write a reference to N
 means the client cannot, and then:
 - an `env` variable is left out of the entry and its name is reported (FileChange.missing_env),
   so `sync` can say which variables the user must export;
+- a reference the registry marks optional (Launch.optional) must not break a launch when it is
+  unset: the style writes a form the client expands to empty (`${NAME:-}`), or, with no syntax,
+  it is left out and not reported (the server runs without it);
 - a reference anywhere else (command, args, url) cannot be expressed: a clear error that names
   the server, the target and what would work.
 """
@@ -21,8 +24,9 @@ from mcpsync.errors import InputError
 from mcpsync.lockfile import LockedServer
 from mcpsync.targets.base import REFERENCE_RE, references
 
-# (variable name, is it a secret?) -> the client's reference text, or None: no syntax
-RefStyle = Callable[[str, bool], "str | None"]
+# (variable name, is it a secret?, may it stay unset?) -> the client's reference text, or
+# None: no syntax
+RefStyle = Callable[[str, bool, bool], "str | None"]
 
 # mcp-remote bridges stdio-only clients to remote servers. Pinned, so a sync is reproducible
 # and a new mcp-remote release cannot change what runs (`npm view mcp-remote version`).
@@ -35,17 +39,20 @@ _LOOPBACK = ("localhost", "127.0.0.1")
 PLAIN_HINT = "leave the server out of this target with `servers = [...]` in its [[targets]] entry"
 
 
-def dollar_brace(name: str, secret: bool) -> str:
-    """`${NAME}`: Claude Code and Gemini CLI expand it themselves."""
-    return "${" + name + "}"
+def dollar_brace(name: str, secret: bool, optional: bool) -> str:
+    """`${NAME}`: Claude Code and Gemini CLI expand it themselves. An optional one is
+    `${NAME:-}` (empty when unset): with `${NAME}` Claude Code warns "Missing environment
+    variables" and passes the text `${NAME}` on, and Gemini CLI keeps it in headers."""
+    return "${" + name + (":-}" if optional else "}")
 
 
-def env_colon(name: str, secret: bool) -> str:
-    """`${env:NAME}`: Cursor, Windsurf and VS Code's variable syntax."""
+def env_colon(name: str, secret: bool, optional: bool) -> str:
+    """`${env:NAME}`: Cursor, Windsurf and VS Code's variable syntax (no default form; VS Code
+    expands an unset variable to empty)."""
     return "${env:" + name + "}"
 
 
-def no_syntax(name: str, secret: bool) -> str | None:
+def no_syntax(name: str, secret: bool, optional: bool) -> str | None:
     return None
 
 
@@ -56,15 +63,30 @@ class Renderer:
     server: LockedServer
     where: str  # the target's label, for messages
     style: RefStyle
-    missing: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # left out, and the user must set them
+    unset: list[str] = field(default_factory=list)  # left out, and optional: not reported
 
     @property
     def has_syntax(self) -> bool:
-        return self.style("X", False) is not None
+        return self.style("X", False, False) is not None
 
     def secret(self, name: str, key: str | None = None) -> bool:
         secrets = self.server.launch.secrets
         return name in secrets or (key is not None and key in secrets)
+
+    def optional(self, name: str) -> bool:
+        return name in self.server.launch.optional
+
+    def ref(self, name: str, key: str | None = None) -> str | None:
+        """NAME in the client's syntax, None where it has none."""
+        return self.style(name, self.secret(name, key), self.optional(name))
+
+    def left_out(self, *names: str) -> None:
+        """Variables the entry cannot carry: reported unless they are optional."""
+        for name in names:
+            found = self.unset if self.optional(name) else self.missing
+            if name not in found:
+                found.append(name)
 
     def cannot(self, why: str, hint: str = PLAIN_HINT) -> InputError:
         return InputError(
@@ -76,7 +98,7 @@ class Renderer:
 
         def sub(match: re.Match[str]) -> str:
             name = match.group(1)
-            ref = self.style(name, self.secret(name))
+            ref = self.ref(name)
             if ref is None:
                 raise self.cannot(
                     f"its {what} uses ${{{name}}}, and this client cannot read environment "
@@ -97,13 +119,13 @@ class Renderer:
             elif self.has_syntax:
                 out[key] = self._env_value(key, value)
             else:
-                self.missing.append(key)
+                self.left_out(key)
         return out
 
     def _env_value(self, key: str, value: str) -> str:
         def sub(match: re.Match[str]) -> str:
             name = match.group(1)
-            return self.style(name, self.secret(name, key)) or match.group()
+            return self.ref(name, key) or match.group()
 
         return REFERENCE_RE.sub(sub, value)
 
@@ -184,24 +206,25 @@ def bridge(r: Renderer) -> dict[str, Any]:
         # "Name:value" without a space after the colon: the form mcp-remote's README gives for
         # clients that do not quote spaces in args (Claude Desktop on Windows).
         args += ["--header", f"{name}:{value}"]
-        r.missing += [n for n in references(value) if n not in r.missing]
+        r.left_out(*references(value))
     return {"command": "npx", "args": args}
 
 
-def keep_filled(entry: dict[str, Any], existing: Any, missing: list[str]) -> list[str]:
-    """Keep values the user wrote by hand for variables we leave out; return those still unset.
+def keep_filled(entry: dict[str, Any], existing: Any, r: Renderer) -> list[str]:
+    """Keep values the user wrote by hand for variables we leave out; return those still unset
+    that the user must set (optional ones are not reported).
 
     For clients with no reference syntax, writing the value into the entry is the user's only
     way besides exporting it. sync must not wipe it (nor call the entry changed for it).
     """
     old_env = existing.get("env") if isinstance(existing, dict) else None
     if not isinstance(old_env, dict) or "command" not in entry:
-        return list(missing)  # a url entry has no environment to fill
+        return list(r.missing)  # a url entry has no environment to fill
     still: list[str] = []
-    for name in missing:
+    for name in [*r.missing, *r.unset]:
         value = old_env.get(name)
         if isinstance(value, str):
             entry.setdefault("env", {})[name] = value
-        else:
+        elif name in r.missing:
             still.append(name)
     return still

@@ -28,8 +28,12 @@ INPUT_PREFIX = "mcpsync-"
 _INPUT_REF = re.compile(r"\$\{input:(" + INPUT_PREFIX + r"[A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-def reference(name: str, secret: bool) -> str:
-    return "${input:" + INPUT_PREFIX + name + "}" if secret else "${env:" + name + "}"
+def reference(name: str, secret: bool, optional: bool) -> str:
+    """A required secret is an input VS Code prompts for; an optional one is `${env:NAME}`,
+    empty when unset, so a dismissed prompt cannot keep the server from starting."""
+    if secret and not optional:
+        return "${input:" + INPUT_PREFIX + name + "}"
+    return "${env:" + name + "}"
 
 
 def input_entry(input_id: str) -> dict[str, Any]:
