@@ -6,6 +6,8 @@ one clear message and an exit code in one place (mcpsync.cli.errors).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class McpsyncError(Exception):
     """An expected failure with a user-facing message. Exit code 2 unless a subclass says."""
@@ -61,3 +63,29 @@ class CheckFailed(McpsyncError):
     """A --check found a difference (exit 1)."""
 
     exit_code = 1
+
+
+class ServerFailures(InputError):
+    """Several servers of one mcp.toml failed to lock, each for its own reason: `lock` tries
+    every server and reports them all at once (one line each, alias first), not the first only.
+
+    `failures`: (alias, what went wrong without the alias, the error). With one failure the
+    message is that error's own, word for word."""
+
+    def __init__(self, source: str, failures: Sequence[tuple[str, str, McpsyncError]]) -> None:
+        self.failures = list(failures)
+        if len(failures) == 1:
+            only = failures[0][2]
+            super().__init__(only.message, hint=only.hint)
+        else:
+            super().__init__(
+                f"{source}: {len(failures)} servers cannot be locked; mcp.lock was not changed:"
+            )
+        self.exit_code = max(error.exit_code for _, _, error in failures)
+
+    def render(self) -> str:
+        if len(self.failures) == 1:
+            return super().render()
+        lines = [self.message] + [f"  {alias}: {detail}" for alias, detail, _ in self.failures]
+        hints = dict.fromkeys(e.hint for _, _, e in self.failures if e.hint)  # once each, in order
+        return "\n".join(lines + [f"  hint: {hint}" for hint in hints])

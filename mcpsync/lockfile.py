@@ -197,8 +197,11 @@ def _locked(path: Path, raw: Any) -> LockedServer:
 # ---------------------------------------------------------------- staleness
 
 
-def stale_reasons(manifest: Manifest, lock: Lock | None, registry_url: str) -> list[str]:
-    """Why `lock` does not answer `manifest`, one line per difference; [] when fresh."""
+def stale_reasons(manifest: Manifest, lock: Lock | None, registry_url: str | None) -> list[str]:
+    """Why `lock` does not answer `manifest`, one line per difference; [] when fresh.
+
+    `registry_url`: the registry registry pins must come from, or None when any will do (no
+    one named a registry: see Project.pinned_registry)."""
     if lock is None:
         return ["mcp.lock does not exist"]
     reasons: list[str] = []
@@ -215,12 +218,16 @@ def stale_reasons(manifest: Manifest, lock: Lock | None, registry_url: str) -> l
 
 
 def _server_reasons(
-    alias: str, name: str | None, inputs: Mapping[str, Any], entry: LockedServer, registry: str
+    alias: str,
+    name: str | None,
+    inputs: Mapping[str, Any],
+    entry: LockedServer,
+    registry: str | None,
 ) -> list[str]:
     if name != entry.name:
         return [f"server '{alias}': name changed {entry.name!r} -> {name!r}"]
     reasons = []
-    if name is not None and entry.registry != registry:
+    if name is not None and registry is not None and entry.registry != registry:
         reasons.append(f"server '{alias}': registry changed {entry.registry} -> {registry}")
     for key in sorted(set(inputs) | set(entry.inputs)):
         old, new = entry.inputs.get(key), inputs.get(key)

@@ -23,8 +23,18 @@ REGISTRY_CONCURRENCY = 32
 class Project:
     root: Path
     manifest: Manifest
-    registry_url: str
+    registry_url: str  # where lookups go: --registry, else mcp.toml's, else the official one
     timeout: float = 5.0
+    # Whether someone named the registry (--registry, MCPSYNC_REGISTRY or mcp.toml): only then
+    # must a pin have come from it. See `pinned_registry`.
+    registry_named: bool = True
+
+    @property
+    def pinned_registry(self) -> str | None:
+        """The registry every registry pin must come from to count as fresh, or None when no
+        one named one (a pin locked with a one-off `--registry` then stays valid, as a pin
+        from the default does: the same command line works twice, and a bare one after it)."""
+        return self.registry_url if self.registry_named else None
 
     @property
     def lock_path(self) -> Path:
@@ -62,5 +72,41 @@ def registry_url(override: str | None, found: Manifest | None) -> str:
 
 
 def load(root: Path, *, registry_override: str | None = None, timeout: float = 5.0) -> Project:
-    found = manifest.load(root / MANIFEST)
-    return Project(root, found, registry_url(registry_override, found), timeout)
+    return with_manifest(root, manifest.load(root / MANIFEST), registry_override, timeout)
+
+
+def with_manifest(
+    root: Path, found: Manifest, registry_override: str | None, timeout: float = 5.0
+) -> Project:
+    """A project for an mcp.toml already parsed (`add`/`remove` lock an edited one)."""
+    named = bool(registry_override or found.registry_url)
+    return Project(root, found, registry_url(registry_override, found), timeout, named)
+
+
+def find_root(start: Path) -> Path | None:
+    """The nearest directory holding mcp.toml: `start` itself, else its parents up to the
+    filesystem root (as uv, npm and Cargo look for their manifests); None if there is none.
+
+    `start` is returned as given when it holds mcp.toml, so paths in messages stay as typed."""
+    if _has_manifest(start):
+        return start
+    return next((d for d in start.absolute().parents if _has_manifest(d)), None)
+
+
+def require_root(start: Path) -> Path:
+    if not start.is_dir():  # -C DIR that is not there: say so rather than search above it
+        raise InputError(f"{start}: no such directory", hint="check the -C DIR argument")
+    found = find_root(start)
+    if found is None:
+        raise InputError(
+            f"{MANIFEST} not found in {start.absolute()} or any directory above it",
+            hint="run `mcpsync init` to create one there, or pass -C DIR",
+        )
+    return found
+
+
+def _has_manifest(directory: Path) -> bool:
+    try:
+        return (directory / MANIFEST).is_file()
+    except OSError:  # an unreadable directory on the way up holds nothing we can use
+        return False

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from mcpsync.errors import InputError, NotFound
+from mcpsync.errors import InputError, NotFound, ServerFailures
 from mcpsync.launch import LaunchOptions, render, render_custom
 from mcpsync.lockfile import Lock, LockedServer, digest
 from mcpsync.manifest import Manifest, ServerSpec
@@ -74,7 +75,11 @@ def plan(
     *,
     upgrade_all: bool = False,
     upgrade: Collection[str] = (),
+    registry_named: bool = True,
 ) -> Plan:
+    """`registry_named`: whether a pin must have come from `registry_url` to be kept; False
+    when no one named a registry (a pin from a one-off --registry stays, see the README)."""
+    required = registry_url if registry_named else None
     keep: dict[str, LockedServer] = {}
     refresh: dict[str, str] = {}
     todo: list[str] = []
@@ -82,7 +87,7 @@ def plan(
         entry = old.get(alias) if old else None
         if spec.is_custom:
             continue
-        if upgrade_all or alias in upgrade or not _same_source(spec, entry, registry_url):
+        if upgrade_all or alias in upgrade or not _same_source(spec, entry, required):
             todo.append(alias)
         elif entry is not None and dict(entry.inputs) == spec.inputs():
             keep[alias] = entry
@@ -93,8 +98,10 @@ def plan(
     return Plan(keep, refresh, todo)
 
 
-def _same_source(spec: ServerSpec, entry: LockedServer | None, registry_url: str) -> bool:
-    return entry is not None and entry.name == spec.name and entry.registry == registry_url
+def _same_source(spec: ServerSpec, entry: LockedServer | None, registry: str | None) -> bool:
+    if entry is None or entry.name != spec.name:
+        return False
+    return registry is None or entry.registry == registry
 
 
 def _allows(spec: ServerSpec, version: str) -> bool:
@@ -117,48 +124,104 @@ def resolve(
     *,
     upgrade_all: bool = False,
     upgrade: Collection[str] = (),
+    registry_named: bool = True,
     warn: Warn | None = None,
 ) -> Lock:
     """The new lock. Opens the registry only when some server needs it. `warn` hears of
-    mcp.toml keys a (re)resolved server does not use."""
-    the_plan = plan(manifest, old, registry_url, upgrade_all=upgrade_all, upgrade=upgrade)
+    mcp.toml keys a (re)resolved server does not use.
+
+    Every server is tried: the ones that fail for their own reason (not in the registry, no
+    matching version, unsafe data, a required value missing) are raised together as one
+    ServerFailures. A registry that fails (RegistryError) stops the run at once."""
+    the_plan = plan(
+        manifest,
+        old,
+        registry_url,
+        upgrade_all=upgrade_all,
+        upgrade=upgrade,
+        registry_named=registry_named,
+    )
     names = [manifest.servers[a].name for a in [*the_plan.refresh, *the_plan.resolve]]
-    found: Mapping[str, list[ServerEntry]] = {}
+    found: Mapping[str, list[ServerEntry] | NotFound] = {}
     if names:
-        found = _fetch(manifest, open_registry, sorted({n for n in names if n}))
-    servers = []
+        found = _fetch(open_registry, sorted({n for n in names if n}))
+    servers: list[LockedServer] = []
+    failures: list[tuple[str, str, InputError]] = []
     for alias, spec in sorted(manifest.servers.items()):
-        if alias in the_plan.keep:
-            servers.append(the_plan.keep[alias])
-        elif spec.is_custom:
-            servers.append(_custom(spec))
-        else:
-            entry = _pick(spec, found[spec.name or ""], the_plan.refresh.get(alias), registry_url)
-            servers.append(_locked(spec, entry, registry_url))
-            if warn is not None:
-                _warn_unused(manifest, spec, entry, warn)
+        try:
+            servers.append(_server(manifest, spec, the_plan, found, registry_url, warn))
+        except InputError as exc:
+            failures.append((alias, _detail(spec, exc), exc))
+    if failures:
+        raise ServerFailures(manifest.path.name, failures)
     return Lock(tuple(servers))
 
 
+def _server(
+    manifest: Manifest,
+    spec: ServerSpec,
+    the_plan: Plan,
+    found: Mapping[str, list[ServerEntry] | NotFound],
+    registry_url: str,
+    warn: Warn | None,
+) -> LockedServer:
+    if spec.alias in the_plan.keep:
+        return the_plan.keep[spec.alias]
+    if spec.is_custom:
+        return _custom(spec)
+    entries = found[spec.name or ""]
+    if isinstance(entries, NotFound):
+        raise NotFound(
+            f"{manifest.path.name}: server '{spec.alias}': {entries.message}",
+            hint=f"{entries.hint or ''}check `name` in mcp.toml "
+            "(`mcpsync search TEXT` lists matching names)",
+        )
+    entry = _pick(spec, entries, the_plan.refresh.get(spec.alias), registry_url)
+    locked = _locked(spec, entry, registry_url)
+    if warn is not None:
+        _warn_unused(manifest, spec, entry, warn)
+    return locked
+
+
+def _detail(spec: ServerSpec, exc: InputError) -> str:
+    """The message without the words that name the server, for a line that starts with it."""
+    alias = re.escape(spec.alias)
+    named = re.match(rf"(?:Server '{alias}'(?: \([^)]*\))?|.*?: server '{alias}'): ", exc.message)
+    return exc.message[named.end() :] if named else exc.message
+
+
 def _fetch(
-    manifest: Manifest, open_registry: Callable[[], Registry], names: list[str]
-) -> Mapping[str, list[ServerEntry]]:
+    open_registry: Callable[[], Registry], names: list[str]
+) -> Mapping[str, list[ServerEntry] | NotFound]:
     registry = open_registry()
     try:
-        return registry.versions_many(names)
-    except NotFound as missing:
-        aliases = [a for a, s in sorted(manifest.servers.items()) if s.name == missing.server]
-        if not aliases:
-            raise
-        from mcpsync.suggest import did_you_mean, registry_names
-
-        close = did_you_mean([missing.server or ""], registry_names(registry, missing.server or ""))
-        raise NotFound(
-            f"{manifest.path.name}: server '{aliases[0]}': {missing.message}",
-            hint=f"{close}check `name` in mcp.toml (`mcpsync search TEXT` lists matching names)",
-        ) from None
+        found = registry.versions_or_missing(names)
+        missing = {name: got for name, got in found.items() if isinstance(got, NotFound)}
+        if missing:  # close names for each, while the registry is open
+            found = {**found, **_with_suggestions(registry, missing)}
+        return found
     finally:
         registry.close()
+
+
+def _with_suggestions(registry: Registry, missing: Mapping[str, NotFound]) -> dict[str, NotFound]:
+    """Each missing name's NotFound with "did you mean: …? " as its hint (or none). The
+    searches behind the hints run concurrently: a run with many typos waits once, not once
+    per typo."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mcpsync.suggest import did_you_mean, registry_names
+
+    def suggest(name: str) -> str:
+        return did_you_mean([name], registry_names(registry, name))
+
+    with ThreadPoolExecutor(min(8, len(missing)), thread_name_prefix="mcpsync-hint") as pool:
+        hints = dict(zip(missing, pool.map(suggest, missing), strict=True))
+    out: dict[str, NotFound] = {}
+    for name, original in missing.items():
+        out[name] = NotFound(original.message, hint=hints[name] or None)
+        out[name].server = original.server
+    return out
 
 
 def _pick(

@@ -510,7 +510,7 @@ def test_real_process_lock_list_and_failures(tmp_path: Path, stub: RegistryStub)
     stale = run_process("lock", "--check", cwd=root, env={"MCPSYNC_REGISTRY": stub.url})
     assert stale.code == 1 and "version changed" in stale.err
     bad = run_process("-C", tmp_path / "nowhere", "lock")
-    assert_clean_failure(bad, 2, "mcp.toml not found")
+    assert_clean_failure(bad, 2, "nowhere: no such directory")
     stub.faults.oversize_bytes = 17 * 1024 * 1024  # not retried: fails at once
     down = run_process("--registry", stub.url, "-C", root, "lock", "-U")
     assert down.code == 3 and "Traceback" not in down.err, str(down)

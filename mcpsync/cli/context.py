@@ -3,14 +3,30 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 
 @dataclass
 class Context:
-    root: Path  # the directory holding mcp.toml
+    start: Path  # where the run started: -C DIR, else the current directory
     registry_override: str | None = None
     timeout: float = 5.0
+
+    @cached_property
+    def root(self) -> Path:
+        """The directory holding mcp.toml: `start` or the nearest directory above it. Raises
+        InputError naming `start` when there is none (`init` writes in `start` instead)."""
+        from mcpsync.project import require_root
+
+        return require_root(self.start)
+
+    @cached_property
+    def found_root(self) -> Path | None:
+        """`root`, or None when no mcp.toml is found (for commands that work without one)."""
+        from mcpsync.project import find_root
+
+        return find_root(self.start)
 
     @property
     def manifest_path(self) -> Path:

@@ -32,7 +32,7 @@ def init(ctx: Context, force: bool, as_json: bool) -> int:
     from mcpsync.fsutil import atomic_write
     from mcpsync.manifest_edit import INIT_TEMPLATE
 
-    path = ctx.manifest_path
+    path = ctx.start / "mcp.toml"  # here, like `uv init`: not in a project found above
     if path.exists() and not force:
         raise InputError(f"{path} already exists", hint="edit it, or pass --force to start over")
     atomic_write(path, INIT_TEMPLATE)
@@ -168,9 +168,7 @@ def _edit_then_lock(
         raise InputError(f"{path} not found", hint="run `mcpsync init` first")
     new_text = edit(text)
     edited = manifest.parse(new_text, path)
-    proj = project.Project(
-        ctx.root, edited, project.registry_url(ctx.registry_override, edited), ctx.timeout
-    )
+    proj = project.with_manifest(ctx.root, edited, ctx.registry_override, ctx.timeout)
 
     def write_manifest() -> None:
         if new_text != text:

@@ -83,6 +83,7 @@ def run_lock(
                 upgrade_all=upgrade,
                 upgrade=upgrade_package,
                 warn=warnings.append,
+                registry_named=proj.registry_named,
             )
         except RegistryError as exc:
             if exc.hint is None:  # say what did not happen, and what to try
@@ -140,7 +141,7 @@ def _report(
 def _check(proj: Project, as_json: bool) -> int:
     from mcpsync import lockfile
 
-    reasons = lockfile.stale_reasons(proj.manifest, proj.read_lock(), proj.registry_url)
+    reasons = lockfile.stale_reasons(proj.manifest, proj.read_lock(), proj.pinned_registry)
     if as_json:
         emit_json({"fresh": not reasons, "reasons": reasons})
     elif reasons:

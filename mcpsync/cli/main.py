@@ -56,7 +56,7 @@ class LazyGroup(click.Group):
     "directory",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Run as if started in DIR (where mcp.toml lives).",
+    help="Run as if started in DIR (mcp.toml is looked for there, then above).",
 )
 @click.option(
     "--timeout",
@@ -79,8 +79,8 @@ def cli(ctx: click.Context, registry: str | None, directory: Path | None, timeou
       mcpsync sync                  write every target config from mcp.lock (offline)
       mcpsync lock --check && mcpsync sync --check     in CI
     """
-    root = Path(directory) if directory is not None else Path.cwd()
-    ctx.obj = Context(root=root, registry_override=registry, timeout=timeout)
+    start = Path(directory) if directory is not None else Path.cwd()
+    ctx.obj = Context(start=start, registry_override=registry, timeout=timeout)
 
 
 def run(argv: Sequence[str] | None = None) -> int:

@@ -20,12 +20,13 @@ def _open(ctx: Context) -> Registry:
     from mcpsync.registry import open_registry
 
     found = None
+    root = ctx.found_root  # a project's registry if there is one; none is needed
     try:
-        found = manifest.load(ctx.manifest_path) if ctx.manifest_path.exists() else None
+        found = manifest.load(root / project.MANIFEST) if root is not None else None
     except InputError:
         found = None  # a broken mcp.toml should not stop a registry lookup
     url = project.registry_url(ctx.registry_override, found)
-    return open_registry(url, base_dir=ctx.root, timeout=ctx.timeout)
+    return open_registry(url, base_dir=root or ctx.start, timeout=ctx.timeout)
 
 
 @category("read")

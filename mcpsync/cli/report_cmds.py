@@ -26,9 +26,10 @@ def list_cmd(ctx: Context, as_json: bool) -> int:
     """List the servers pinned in mcp.lock (offline)."""
     from mcpsync import lockfile
 
-    found = lockfile.read(ctx.lock_path)
+    path = (ctx.found_root or ctx.start) / "mcp.lock"  # the lock alone is enough to list
+    found = lockfile.read(path)
     if found is None:
-        raise InputError(f"{ctx.lock_path} not found", hint="run `mcpsync lock` first")
+        raise InputError(f"{path} not found", hint="run `mcpsync lock` first")
     rows = [_row(s) for s in found.servers]
     if as_json:
         emit_json({"servers": rows})

@@ -58,7 +58,7 @@ def _fresh_lock(proj: Project, frozen: bool) -> Any:
     lock = proj.read_lock()
     if lock is None:
         raise InputError(f"{proj.lock_path} not found", hint="run `mcpsync lock` first")
-    reasons = lockfile.stale_reasons(proj.manifest, lock, proj.registry_url)
+    reasons = lockfile.stale_reasons(proj.manifest, lock, proj.pinned_registry)
     if reasons and not frozen:
         raise CheckFailed(
             "mcp.lock is out of date with mcp.toml:\n" + "\n".join(f"  - {r}" for r in reasons),

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from mcpsync.errors import NotFound
 from mcpsync.jsontypes import json_type
 
 OFFICIAL_META = "io.modelcontextprotocol.registry/official"
@@ -89,6 +90,13 @@ class Registry(Protocol):
         """versions() for many names at once, with bounded concurrency.
 
         Raises the first failure (NotFound, RegistryError); never returns a partial result."""
+        ...
+
+    def versions_or_missing(self, names: Sequence[str]) -> dict[str, list[ServerEntry] | NotFound]:
+        """versions_many(), except that a name the registry does not have maps to its NotFound
+        instead of failing the batch, so `lock` can name every missing server in one run.
+
+        Any other failure (RegistryError) is raised as in versions_many()."""
         ...
 
     def get(self, name: str, version: str) -> ServerEntry:

@@ -103,6 +103,11 @@ class HttpRegistry:
         unique = list(dict.fromkeys(names))
         return dict(zip(unique, self._concurrently(unique, self._versions), strict=True))
 
+    def versions_or_missing(self, names: Sequence[str]) -> dict[str, list[ServerEntry] | NotFound]:
+        unique = list(dict.fromkeys(names))
+        found = self._concurrently(unique, self._versions_or_missing)
+        return dict(zip(unique, found, strict=True))
+
     def get(self, name: str, version: str) -> ServerEntry:
         return self._get(name, version, threading.Event())
 
@@ -157,6 +162,14 @@ class HttpRegistry:
         if not live:  # as the live registry does when every version is deleted
             raise self._server_missing(name)
         return live
+
+    def _versions_or_missing(
+        self, name: str, abort: threading.Event
+    ) -> list[ServerEntry] | NotFound:
+        try:
+            return self._versions(name, abort)
+        except NotFound as missing:  # an answer about this name, not a reason to stop the rest
+            return missing
 
     def _get(self, name: str, version: str, abort: threading.Event) -> ServerEntry:
         target = f"{API}/{_segment(name)}/versions/{_segment(version)}"

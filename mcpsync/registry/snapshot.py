@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from mcpsync.errors import InputError
+from mcpsync.errors import InputError, NotFound
 from mcpsync.registry import server_not_found, version_not_found
 from mcpsync.registry.base import OFFICIAL_META, ServerEntry, check_server
 
@@ -57,6 +57,15 @@ class SnapshotRegistry:
 
     def versions_many(self, names: Sequence[str]) -> dict[str, list[ServerEntry]]:
         return {name: self.versions(name) for name in names}
+
+    def versions_or_missing(self, names: Sequence[str]) -> dict[str, list[ServerEntry] | NotFound]:
+        found: dict[str, list[ServerEntry] | NotFound] = {}
+        for name in names:
+            try:
+                found[name] = self.versions(name)
+            except NotFound as missing:
+                found[name] = missing
+        return found
 
     def get(self, name: str, version: str) -> ServerEntry:
         known = self.versions(name)
