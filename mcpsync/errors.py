@@ -7,6 +7,7 @@ one clear message and an exit code in one place (mcpsync.cli.errors).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 
 class McpsyncError(Exception):
@@ -21,6 +22,10 @@ class McpsyncError(Exception):
 
     def render(self) -> str:
         return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"
+
+    def details(self) -> dict[str, Any]:
+        """Fields beyond message/hint/exit_code/kind for the --json error document."""
+        return {}
 
 
 class InputError(McpsyncError):
@@ -87,5 +92,23 @@ class ServerFailures(InputError):
         if len(self.failures) == 1:
             return super().render()
         lines = [self.message] + [f"  {alias}: {detail}" for alias, detail, _ in self.failures]
-        hints = dict.fromkeys(e.hint for _, _, e in self.failures if e.hint)  # once each, in order
-        return "\n".join(lines + [f"  hint: {hint}" for hint in hints])
+        hints: dict[str, list[str]] = {}  # each hint once, naming the servers it is for
+        for alias, _, error in self.failures:
+            if error.hint:
+                hints.setdefault(error.hint, []).append(alias)
+        lines += [f"  hint ({', '.join(aliases)}): {hint}" for hint, aliases in hints.items()]
+        return "\n".join(lines)
+
+    def details(self) -> dict[str, Any]:
+        return {
+            "servers": [
+                {
+                    "alias": alias,
+                    "message": error.message,
+                    "hint": error.hint,
+                    "exit_code": error.exit_code,
+                    "kind": type(error).__name__,
+                }
+                for alias, _, error in self.failures
+            ]
+        }

@@ -1,4 +1,9 @@
-"""The one place where exceptions become an exit code and a message."""
+"""The one place where exceptions become an exit code and a message.
+
+With `--json`, every failure also prints one JSON document on stdout,
+`{"error": {"message", "hint", "exit_code", "kind", ...}}`, so a script that parses stdout
+always gets JSON; the human line still goes to stderr.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import Any
 
 import click
 
@@ -15,30 +21,66 @@ BUG_EXIT = 70  # EX_SOFTWARE: an unexpected error is a bug, told apart from ever
 
 
 def invoke(group: click.Group, argv: Sequence[str]) -> int:
+    as_json = wants_json(argv)
     try:
         result = group.main(args=list(argv), prog_name="mcpsync", standalone_mode=False)
     except McpsyncError as exc:
         click.echo(f"error: {exc.render()}", err=True)
-        return exc.exit_code
+        return _fail(as_json, exc.exit_code, type(exc).__name__, exc.message, exc.hint, exc)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
-        return 130
+        return _fail(as_json, 130, "Aborted", "Aborted.")
     except click.ClickException as exc:
         exc.show()
-        return 2  # bad usage or input; click's own code 1 would read as "a check failed"
+        # exit 2: bad usage or input; click's own code 1 would read as "a check failed"
+        return _fail(as_json, 2, "UsageError", exc.format_message(), _usage_hint(exc))
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
-        return 130
+        return _fail(as_json, 130, "Interrupted", "Interrupted.")
     except BrokenPipeError:
         return 0
     except Exception:  # noqa: BLE001 - the last line of defence: a bug report, not a traceback dump
-        return _report_bug()
+        line = _report_bug()
+        return _fail(as_json, BUG_EXIT, "InternalError", f"internal error (a bug): {line}")
     return result if isinstance(result, int) else 0
 
 
-def _report_bug() -> int:
+def wants_json(argv: Sequence[str]) -> bool:
+    """Whether the command line asks for --json. Read from argv, not from parsed options, so
+    a usage error that stops parsing (an unknown option) still answers in JSON."""
+    words = list(argv)
+    return "--json" in (words[: words.index("--")] if "--" in words else words)
+
+
+def _fail(
+    as_json: bool,
+    code: int,
+    kind: str,
+    message: str,
+    hint: str | None = None,
+    exc: McpsyncError | None = None,
+) -> int:
+    if as_json:
+        from mcpsync.cli.output import emit_json
+
+        error: dict[str, Any] = {"message": message, "hint": hint, "exit_code": code, "kind": kind}
+        if exc is not None:
+            error.update(exc.details())
+        try:
+            emit_json({"error": error})
+        except BrokenPipeError:
+            pass
+    return code
+
+
+def _usage_hint(exc: click.ClickException) -> str:
+    ctx = getattr(exc, "ctx", None)  # click leaves it out of some parser errors
+    return f"see `{ctx.command_path if isinstance(ctx, click.Context) else 'mcpsync'} --help`"
+
+
+def _report_bug() -> str:
     detail = traceback.format_exc()
     click.echo(
         "error: mcpsync hit an unexpected internal error (a bug). "
@@ -50,4 +92,4 @@ def _report_bug() -> int:
     if "MCPSYNC_DEBUG" in os.environ:
         click.echo(detail, err=True, nl=False)
     sys.stderr.flush()
-    return BUG_EXIT
+    return last

@@ -63,7 +63,7 @@ def envelope(call: Call, outcome: Outcome) -> dict[str, Any]:
         # A command that broke its --json promise keeps its text in `output`.
         with suppress(ValueError):
             data, output = json.loads(outcome.stdout), ""
-    if call.fields and data is not None:
+    if call.fields and data is not None and not is_error_document(data):
         available = _top_keys(data)
         data, missing = keep_fields(data, call.fields)
         if missing:  # said on stderr: the command itself worked
@@ -72,6 +72,11 @@ def envelope(call: Call, outcome: Outcome) -> dict[str, Any]:
                 f"its fields are: {', '.join(available) or 'none'}\n"
             )
     return {"return_value": outcome.exit_code, "data": data, "output": output, "stderr": stderr}
+
+
+def is_error_document(data: Any) -> bool:
+    """The `{"error": {...}}` document a failing command prints under --json."""
+    return isinstance(data, Mapping) and set(data) == {"error"}
 
 
 def failed(call: Call, outcome: Outcome) -> bool:
@@ -93,6 +98,13 @@ def keep_fields(data: Any, fields: Sequence[str]) -> tuple[Any, list[str]]:
     return ([keep(r) for r in data] if isinstance(data, list) else keep(data)), missing
 
 
+def _error_document(text: str) -> bool:
+    try:
+        return is_error_document(json.loads(text))
+    except ValueError:
+        return False
+
+
 def _top_keys(data: Any) -> list[str]:
     rows = data if isinstance(data, list) else [data]
     keys: dict[str, None] = {}
@@ -107,6 +119,6 @@ def failure_text(call: Call, outcome: Outcome) -> str:
     lines = [f"`{call.cli}` failed with exit code {outcome.exit_code} ({meaning})."]
     if outcome.stderr.strip():
         lines += ["stderr:", outcome.stderr.rstrip()]
-    if outcome.stdout.strip():
-        lines += ["stdout:", outcome.stdout.rstrip()]
+    if outcome.stdout.strip() and not _error_document(outcome.stdout):
+        lines += ["stdout:", outcome.stdout.rstrip()]  # the error document repeats stderr
     return "\n".join(lines)
