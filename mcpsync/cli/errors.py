@@ -7,6 +7,7 @@ always gets JSON; the human line still goes to stderr.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import traceback
@@ -68,10 +69,8 @@ def _fail(
         error: dict[str, Any] = {"message": message, "hint": hint, "exit_code": code, "kind": kind}
         if exc is not None:
             error.update(exc.details())
-        try:
+        with contextlib.suppress(BrokenPipeError):  # a reader that left wants nothing more
             emit_json({"error": error})
-        except BrokenPipeError:
-            pass
     return code
 
 
