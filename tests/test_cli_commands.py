@@ -296,6 +296,7 @@ def test_search(team: Path, stub: RegistryStub) -> None:
                 "description": "Test server com.example/search",
             }
         ],
+        "truncated": False,
     }
     none = cli(stub, team, "search", "zzz")
     assert (none.code, none.out) == (0, f"No server in {stub.url} has 'zzz' in its name.\n")

@@ -8,10 +8,12 @@ import click
 
 from mcpsync.cli.context import Context
 from mcpsync.cli.meta import category, examples
-from mcpsync.cli.output import emit_json, json_option, say
+from mcpsync.cli.output import emit_json, json_option, note, say
 
 if TYPE_CHECKING:
     from mcpsync.registry.base import Registry, ServerEntry
+
+SEARCH_MAX = 100  # the registry's own page limit; more is a query to refine, not to page through
 
 
 def _open(ctx: Context) -> Registry:
@@ -33,25 +35,35 @@ def _open(ctx: Context) -> Registry:
 @examples("mcpsync search filesystem", "mcpsync search github --limit 5 --json")
 @click.command()
 @click.argument("text")
-@click.option("--limit", type=click.IntRange(1, 100), default=30, show_default=True)
+@click.option(
+    "--limit",
+    type=click.IntRange(1, SEARCH_MAX),
+    default=30,
+    show_default=True,
+    help=f"Show at most this many servers (up to {SEARCH_MAX}).",
+)
 @json_option
 @click.pass_obj
 def search(ctx: Context, text: str, limit: int, as_json: bool) -> int:
     """Find servers whose registry name contains TEXT (latest versions)."""
     registry = _open(ctx)
     try:
-        found = registry.search(text, limit=limit)
+        found = registry.search(text, limit=limit + 1)  # one more tells whether there are more
     finally:
         registry.close()
-    rows = [_summary(e) for e in found]
+    truncated = len(found) > limit
+    rows = [_summary(e) for e in found[:limit]]
     if as_json:
-        emit_json({"registry": registry.url, "servers": rows})
+        emit_json({"registry": registry.url, "servers": rows, "truncated": truncated})
     elif not rows:
         say(f"No server in {registry.url} has '{text}' in its name.")
     else:
         width = max(len(r["name"]) for r in rows)
         for row in rows:
             say(f"{row['name']:<{width}}  {row['version']:<12}  {row['description']}")
+    if truncated and not as_json:
+        wider = f" or raise --limit (up to {SEARCH_MAX})" if limit < SEARCH_MAX else ""
+        note(f"Showing the first {limit} matches; there are more. Refine TEXT{wider}.")
     return 0
 
 
@@ -62,7 +74,10 @@ def search(ctx: Context, text: str, limit: int, as_json: bool) -> int:
 @json_option
 @click.pass_obj
 def show(ctx: Context, spec: str, as_json: bool) -> int:
-    """Show a server's versions, or one version's packages and remotes."""
+    """Show a server's versions, or one version's packages and remotes with the environment
+    variables, arguments and headers each takes."""
+    from mcpsync.cli import server_inputs
+
     name, _, version = spec.partition("@")
     registry = _open(ctx)
     try:
@@ -76,6 +91,7 @@ def show(ctx: Context, spec: str, as_json: bool) -> int:
         "latest": next((e.version for e in entries if e.is_latest), None),
         "packages": entry.server.get("packages") or [],
         "remotes": entry.server.get("remotes") or [],
+        "inputs": server_inputs.describe(entry.server),
     }
     if as_json:
         emit_json(data)
@@ -134,15 +150,20 @@ def _summary(entry: ServerEntry) -> dict[str, Any]:
 
 
 def _print_show(data: dict[str, Any]) -> None:
+    from mcpsync.cli import server_inputs
+
     say(f"{data['name']} {data['version']} ({data['status']})")
     if data["description"]:
         say(f"  {data['description']}")
     say(f"  versions: {', '.join(data['versions'])}  (latest: {data['latest']})")
-    for pkg in data["packages"]:
-        transport = (pkg.get("transport") or {}).get("type", "?")
-        say(
-            f"  package: {pkg.get('registryType')} {pkg.get('identifier')} "
-            f"{pkg.get('version', '')} ({transport})"
-        )
-    for remote in data["remotes"]:
-        say(f"  remote: {remote.get('type')} {remote.get('url')}")
+    several = len(data["inputs"]) > 1  # say which one lock picks only when there is a choice
+    for entry in data["inputs"]:
+        if entry["kind"] == "package":
+            words = [entry["registry_type"], entry["identifier"], entry["version"]]
+            shown = " ".join(str(w) for w in words if w)
+            head = f"  package: {shown} ({entry['transport'] or '?'})"
+        else:
+            head = f"  remote: {entry['transport']} {entry['url']}"
+        say(head + ("  [default]" if several and entry["default"] else ""))
+        for line in server_inputs.lines(entry):
+            say(line)
