@@ -123,3 +123,27 @@ def test_a_registry_failure_still_stops_the_run_with_exit_3(root: Path) -> None:
     result = run_cli("--registry", "http://127.0.0.1:9", "--timeout", "0.2", "-C", root, "lock")
     assert result.code == 3
     assert result.err_lines[0].startswith("error: Registry http://127.0.0.1:9 ")
+
+
+def test_versions_or_missing_answers_every_name(stub: RegistryStub, tmp_path: Path) -> None:
+    """The registry seam behind it: a 404 becomes that name's NotFound, in either backend."""
+    from cli_helpers import write_snapshot
+
+    from mcpsync.errors import NotFound
+    from mcpsync.registry import open_registry
+
+    url = write_snapshot(tmp_path, items())
+    names = [GOOD, "io.github.t/ghost", UNSAFE]
+    for registry in (
+        open_registry(stub.url, base_dir=tmp_path),
+        open_registry(url, base_dir=tmp_path),
+    ):
+        try:
+            found = registry.versions_or_missing(names)
+        finally:
+            registry.close()
+        assert list(found) == names
+        good = found[GOOD]
+        assert isinstance(good, list) and [e.version for e in good] == ["1.0.0"]
+        missing = found["io.github.t/ghost"]
+        assert isinstance(missing, NotFound) and missing.server == "io.github.t/ghost"

@@ -29,6 +29,12 @@ class Context:
         return find_root(self.start)
 
     @property
+    def root_or_start(self) -> Path:
+        """The project directory if there is one, else `start`: where a command that can
+        work without mcp.toml (or creates one) looks."""
+        return self.found_root or self.start
+
+    @property
     def manifest_path(self) -> Path:
         return self.root / "mcp.toml"
 

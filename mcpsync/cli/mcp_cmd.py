@@ -121,7 +121,7 @@ def _settings(ctx: click.Context, read_only: bool) -> Settings:
 
     obj = ctx.find_object(Context)
     # The project found from where it started; with none yet, there (so `init` can make one).
-    root = (obj.found_root or obj.start) if obj is not None else Path.cwd()
+    root = obj.root_or_start if obj is not None else Path.cwd()
     timeout_source = ctx.find_root().get_parameter_source("timeout")
     explicit_timeout = timeout_source is not click.core.ParameterSource.DEFAULT
     return Settings(

@@ -26,7 +26,7 @@ def list_cmd(ctx: Context, as_json: bool) -> int:
     """List the servers pinned in mcp.lock (offline)."""
     from mcpsync import lockfile
 
-    path = (ctx.found_root or ctx.start) / "mcp.lock"  # the lock alone is enough to list
+    path = ctx.root_or_start / "mcp.lock"  # the lock alone is enough to list
     found = lockfile.read(path)
     if found is None:
         raise InputError(f"{path} not found", hint="run `mcpsync lock` first")
