@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import Result, run_cli, run_process, write_project
+from cli_helpers import Result, fast_retries, run_cli, run_process, write_project
 
 from mcpsync.cli.errors import wants_json
 from mcpsync.mcpserver.calls import Call
@@ -63,7 +63,8 @@ def test_usage_errors_as_json(tmp_path: Path, argv: list[str], says: str) -> Non
     assert "Error: " in result.err  # click's own usage text, as without --json
 
 
-def test_a_registry_failure_as_json(tmp_path: Path) -> None:
+def test_a_registry_failure_as_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fast_retries(monkeypatch)
     result = run_cli(
         "--registry", "http://127.0.0.1:9", "--timeout", "0.2", "-C", tmp_path, "search", "x",
         "--json",

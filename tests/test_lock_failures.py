@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from cli_helpers import (
     age,
+    fast_retries,
     lock_bytes,
     npm_server,
     registry_toml,
@@ -119,7 +120,10 @@ def test_one_failure_reads_as_before(root: Path, stub: RegistryStub) -> None:
     ]
 
 
-def test_a_registry_failure_still_stops_the_run_with_exit_3(root: Path) -> None:
+def test_a_registry_failure_still_stops_the_run_with_exit_3(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fast_retries(monkeypatch)
     result = run_cli("--registry", "http://127.0.0.1:9", "--timeout", "0.2", "-C", root, "lock")
     assert result.code == 3
     assert result.err_lines[0].startswith("error: Registry http://127.0.0.1:9 ")
@@ -147,3 +151,15 @@ def test_versions_or_missing_answers_every_name(stub: RegistryStub, tmp_path: Pa
         assert isinstance(good, list) and [e.version for e in good] == ["1.0.0"]
         missing = found["io.github.t/ghost"]
         assert isinstance(missing, NotFound) and missing.server == "io.github.t/ghost"
+
+
+def test_each_missing_name_keeps_its_did_you_mean(root: Path, stub: RegistryStub) -> None:
+    typos = {"a": {"name": "io.github.t/goood"}, "b": {"name": "io.github.t/unsafee"}}
+    (root / "mcp.toml").write_text(registry_toml({**SERVERS, **typos}))
+    result = run_cli("--registry", stub.url, "-C", root, "lock")
+    assert result.code == 2
+    hints = [line for line in result.err_lines if line.startswith("  hint (")]
+    check = "check `name` in mcp.toml (`mcpsync search TEXT` lists matching names)"
+    assert f"  hint (a): did you mean: {GOOD}? {check}" in hints
+    assert f"  hint (b): did you mean: {UNSAFE}? {check}" in hints
+    assert f"  hint (ghost, phantom): {check}" in hints
