@@ -118,3 +118,16 @@ def test_add_from_a_subdirectory_edits_the_project_manifest(root: Path) -> None:
     assert "[servers.b]" in (root / "mcp.toml").read_text()
     assert pins(root) == {"a": "1.1.0", "b": "1.1.0"}
     assert not (root / "src" / "mcp.toml").exists()
+
+
+def test_import_from_a_subdirectory_adds_to_the_project(root: Path) -> None:
+    """FILE is relative to where the run starts; the servers go into the project's mcp.toml."""
+    deep = root / "src" / "deep"
+    (deep / "client.json").write_text(
+        '{"mcpServers": {"notes": {"command": "uvx", "args": ["n==1"]}}}'
+    )
+    result = run_cli("import", "client.json", "--kind", "claude-code", "--no-match", cwd=deep)
+    assert result.code == 0, str(result)
+    assert '[servers.notes]\ncommand = "uvx"\nargs = ["n==1"]\n' in (root / "mcp.toml").read_text()
+    assert pins(root) == {"a": "1.1.0", "notes": None}
+    assert not (deep / "mcp.toml").exists()

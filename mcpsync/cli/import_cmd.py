@@ -63,8 +63,8 @@ def import_cmd(
     from mcpsync.fsutil import read_text
     from mcpsync.manifest_edit import INIT_TEMPLATE
 
-    sources = [importer.read_source(ctx.root / f, str(f), kind) for f in files]
-    path = ctx.manifest_path
+    sources = [importer.read_source(ctx.start / f, str(f), kind) for f in files]
+    path = ctx.root_or_start / "mcp.toml"  # the project's, or a new one where the run started
     text = read_text(path)
     registry = None if no_match else _registry(ctx, text)
     try:
@@ -96,10 +96,11 @@ def _registry(ctx: Context, text: str | None) -> Any:
     from mcpsync import manifest, project
     from mcpsync.registry import open_registry
 
-    found = None if text is None else manifest.parse(text, ctx.manifest_path)
+    root = ctx.root_or_start
+    found = None if text is None else manifest.parse(text, root / "mcp.toml")
     url = project.registry_url(ctx.registry_override, found)
     return open_registry(
-        url, base_dir=ctx.root, timeout=ctx.timeout, concurrency=project.REGISTRY_CONCURRENCY
+        url, base_dir=root, timeout=ctx.timeout, concurrency=project.REGISTRY_CONCURRENCY
     )
 
 
@@ -111,11 +112,9 @@ def _write_then_lock(
     from mcpsync.cli.lock_cmd import run_lock
     from mcpsync.fsutil import atomic_write
 
-    path = ctx.manifest_path
+    path = ctx.root_or_start / "mcp.toml"
     edited = manifest.parse(result.text, path)
-    proj = project.Project(
-        ctx.root, edited, project.registry_url(ctx.registry_override, edited), ctx.timeout
-    )
+    proj = project.with_manifest(path.parent, edited, ctx.registry_override, ctx.timeout)
 
     def write_manifest() -> None:
         if result.text != old:
