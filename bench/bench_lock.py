@@ -2,7 +2,11 @@
 cold (no mcp.lock) vs the sequential floor, and the no-op relock (requests made, time).
 Prints figures (medians of several runs); never fails on a missed target.
 
-    python bench/bench_lock.py [--servers 100] [--latency 0.05] [--runs 5]
+    python bench/bench_lock.py [--servers 100] [--latency 0.05] [--runs 5] [--artifacts-only]
+
+The registry-only modes lock with MCPSYNC_ARTIFACTS=0. The last mode records artifact digests
+too: a third of the servers each npm, PyPI and OCI, their stores (tests/artifact_stubs.py, the
+OCI one with its bearer-token challenge) answering at the same latency as the registry.
 
 Each lock runs `mcpsync` as a fresh process, so times include Python start-up and imports.
 The stand-in as shipped leaves Nagle's algorithm on, which stalls every keep-alive answer
@@ -29,6 +33,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
 import registry_stub  # noqa: E402  (the stand-in lives with the tests)
+from artifact_stubs import ArtifactStub  # noqa: E402
 from bench_help import child_env, mcpsync_command  # noqa: E402  (this script's own directory)
 from registry_stub import RegistryStub, make_item, npm_package  # noqa: E402
 
@@ -37,16 +42,19 @@ TARGET_NOOP_REQUESTS = 0
 RESOLVED = re.compile(r"Resolved (\d+) servers? in (\d+)ms")
 
 
-def catalog(count: int) -> tuple[list[dict[str, Any]], str]:
-    """`count` servers with three versions each (npm and pypi), and an mcp.toml using them
-    with a mix of constraints."""
+def catalog(count: int, store: ArtifactStub | None = None) -> tuple[list[dict[str, Any]], str]:
+    """`count` servers with three versions each (npm and pypi; with `store`, a third each npm,
+    pypi and oci, every version also in the store), and an mcp.toml using them with a mix of
+    constraints."""
     items: list[dict[str, Any]] = []
     toml: list[str] = []
     constraints = ["^1", "*", "latest", "~1.1", ">=1.0,<2"]
     for i in range(count):
         name = f"io.github.bench/server-{i:03d}"
         for day, version in enumerate(["1.0.0", "1.1.0", "2.0.0-beta.1"]):
-            if i % 2:
+            if store is not None:
+                package = _stored(store, i, version)
+            elif i % 2:
                 package = {
                     "registryType": "pypi",
                     "identifier": f"bench-server-{i:03d}",
@@ -67,6 +75,22 @@ def catalog(count: int) -> tuple[list[dict[str, Any]], str]:
         constraint = constraints[i % len(constraints)]
         toml.append(f'[servers.s{i:03d}]\nname = "{name}"\nversion = "{constraint}"\n')
     return items, "\n".join(toml)
+
+
+def _stored(store: ArtifactStub, i: int, version: str) -> dict[str, Any]:
+    """Server i's package, of kind npm, pypi or oci by i % 3, put in the artifact store too."""
+    stdio = {"transport": {"type": "stdio"}}
+    if i % 3 == 0:
+        store.npm.setdefault(f"@bench/server-{i:03d}", {})[version] = f"sha512-{i:03d}{version}"
+        return npm_package(f"@bench/server-{i:03d}", version)
+    if i % 3 == 1:
+        files = store.pypi.setdefault(f"bench-server-{i:03d}", [])
+        files.append(f"bench_server_{i:03d}-{version.replace('-beta.', 'b')}.tar.gz")
+        name = f"bench-server-{i:03d}"
+        return {"registryType": "pypi", "identifier": name, "version": version, **stdio}
+    store.images.setdefault(f"bench/server-{i:03d}", set()).add(version)
+    image = f"{store.host}/bench/server-{i:03d}"
+    return {"registryType": "oci", "identifier": image, "version": version, **stdio}
 
 
 @dataclass
@@ -92,9 +116,15 @@ def trio_installed() -> bool:
 
 
 def lock_once(
-    stub: RegistryStub, root: Path, env: dict[str, str], command: Sequence[str] = ()
+    stub: RegistryStub,
+    root: Path,
+    env: dict[str, str],
+    command: Sequence[str] = (),
+    store: ArtifactStub | None = None,
 ) -> Run:
     stub.reset_counts()
+    if store is not None:
+        store.reset_counts()
     started = time.perf_counter()
     done = subprocess.run(
         [*(command or mcpsync_command()), "--registry", stub.url, "-C", str(root), "lock"],
@@ -107,7 +137,8 @@ def lock_once(
     if done.returncode != 0:
         raise SystemExit(f"lock failed ({done.returncode}):\n{done.stderr}")
     match = RESOLVED.search(done.stderr)
-    return Run(wall, int(match.group(2)) if match else -1, stub.request_count)
+    requests = stub.request_count + (store.request_count if store is not None else 0)
+    return Run(wall, int(match.group(2)) if match else -1, requests)
 
 
 def measure(
@@ -117,20 +148,25 @@ def measure(
     runs: int,
     nodelay: bool,
     command: Sequence[str] = (),
+    store: ArtifactStub | None = None,
 ) -> tuple[list[Run], list[Run], bool]:
     registry_stub._Handler.disable_nagle_algorithm = nodelay  # type: ignore[attr-defined]
-    env = child_env()
+    env = {**child_env(), "MCPSYNC_ARTIFACTS": "0"}
+    if store is not None:
+        env.update({**store.env(), "MCPSYNC_ARTIFACTS": "1"})
+        store.latency = latency
     with RegistryStub(items) as stub, tempfile.TemporaryDirectory() as tmp:
         stub.faults.latency = latency
         root = Path(tmp)
+        env["HOME"] = tmp  # no user .npmrc
         (root / "mcp.toml").write_text(toml, encoding="utf-8")
-        lock_once(stub, root, env, command)  # warm-up: bytecode caches, the stand-in's threads
+        lock_once(stub, root, env, command, store)  # warm-up: bytecode caches, stand-in threads
         cold = []
         for _ in range(runs):
             (root / "mcp.lock").unlink()
-            cold.append(lock_once(stub, root, env, command))
+            cold.append(lock_once(stub, root, env, command, store))
         before = (root / "mcp.lock").stat().st_mtime_ns
-        noop = [lock_once(stub, root, env, command) for _ in range(runs)]
+        noop = [lock_once(stub, root, env, command, store) for _ in range(runs)]
         untouched = (root / "mcp.lock").stat().st_mtime_ns == before
     return cold, noop, untouched
 
@@ -161,6 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--servers", type=int, default=100)
     parser.add_argument("--latency", type=float, default=0.05, help="seconds per request")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--artifacts-only", action="store_true", help="only the artifacts mode")
     args = parser.parse_args(argv)
     items, toml = catalog(args.servers)
     floor = args.servers * args.latency
@@ -169,6 +206,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{args.servers} servers, {args.latency * 1000:.0f} ms a request, {args.runs} runs; "
         f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {load:.2f}"
     )
+    if args.artifacts_only:
+        return bench_artifacts(args.servers, args.latency, args.runs, floor)
     shipped = bool(getattr(registry_stub._Handler, "disable_nagle_algorithm", False))
     modes = [(shipped, "stand-in as shipped" + (" (TCP_NODELAY)" if shipped else ""))]
     if not shipped:
@@ -181,6 +220,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         report(
             "TCP_NODELAY, and no trio to import, as a clean install", cold, noop, untouched, floor
         )
+    return bench_artifacts(args.servers, args.latency, args.runs, floor)
+
+
+def bench_artifacts(servers: int, latency: float, runs: int, floor: float) -> int:
+    with ArtifactStub() as store:
+        items, toml = catalog(servers, store)
+        cold, noop, untouched = measure(items, toml, latency, runs, True, store=store)
+    # Each server costs a registry request and a store request (an OCI image two or three).
+    report(
+        "with artifact digests: npm, PyPI and OCI stores at the same latency",
+        cold,
+        noop,
+        untouched,
+        2 * floor,
+    )
     return 0
 
 

@@ -64,6 +64,11 @@ class RegistryError(EnvFailure):
     """The registry could not be reached or answered with something unusable."""
 
 
+class ArtifactStoreError(EnvFailure):
+    """An artifact store (npm registry, package index, OCI registry, bundle host) could not be
+    reached or answered with something unusable."""
+
+
 class CheckFailed(McpsyncError):
     """A --check found a difference (exit 1)."""
 

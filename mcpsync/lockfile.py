@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcpsync.artifacts.model import SOURCES, Artifact, wanted
 from mcpsync.errors import InputError
 from mcpsync.launch import Launch
 from mcpsync.manifest import Manifest, parse_toml
@@ -43,6 +44,7 @@ class LockedServer:
     registry: str | None = None
     digest: str | None = None
     description: str | None = None
+    artifact: Artifact | None = None  # [server.artifact]: the digest of what the launch fetches
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,19 @@ def _server_block(server: LockedServer) -> str:
         value = getattr(server.launch, attr)
         if _present(value):
             lines.append(f"{key} = {_value(value)}")
+    if server.artifact is not None:
+        lines += ["", "[server.artifact]", *_artifact_lines(server.artifact)]
     return "\n".join(lines) + "\n"
+
+
+def _artifact_lines(artifact: Artifact) -> list[str]:
+    fields = [
+        ("source", artifact.source),
+        ("store", artifact.store),
+        ("digest", artifact.digest),
+        ("files", dict(sorted(artifact.files.items()))),
+    ]
+    return [f"{k} = {_value(v)}" for k, v in fields if _present(v)]
 
 
 def _present(value: Any) -> bool:
@@ -184,6 +198,7 @@ def _locked(path: Path, raw: Any) -> LockedServer:
         fields[attr] = value
     return LockedServer(
         alias=alias,
+        artifact=_artifact(raw.get("artifact"), bad),
         launch=Launch(**fields),
         inputs=inputs,
         name=raw.get("name"),
@@ -194,14 +209,34 @@ def _locked(path: Path, raw: Any) -> LockedServer:
     )
 
 
+def _artifact(raw: Any, bad: Callable[[str, str], InputError]) -> Artifact | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise bad("artifact", "a table")
+    for key in ("source", "store", "digest"):
+        if key in raw and not isinstance(raw[key], str):
+            raise bad(f"artifact.{key}", "a string")
+    if raw.get("source") not in SOURCES or not raw.get("store"):
+        raise bad("artifact.source", f"one of {', '.join(SOURCES)}, with a `store`")
+    files = raw.get("files", {})
+    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+        raise bad("artifact.files", "a table of strings")
+    return Artifact(raw["source"], raw["store"], raw.get("digest"), files)
+
+
 # ---------------------------------------------------------------- staleness
 
 
-def stale_reasons(manifest: Manifest, lock: Lock | None, registry_url: str | None) -> list[str]:
+def stale_reasons(
+    manifest: Manifest, lock: Lock | None, registry_url: str | None, *, artifacts: bool = False
+) -> list[str]:
     """Why `lock` does not answer `manifest`, one line per difference; [] when fresh.
 
     `registry_url`: the registry registry pins must come from, or None when any will do (no
-    one named a registry: see Project.pinned_registry)."""
+    one named a registry: see Project.pinned_registry). With `artifacts`, a registry launch
+    that has a store but no [server.artifact] is stale too (`lock` would record one), so
+    `lock --check` passes exactly when `lock` changes nothing."""
     if lock is None:
         return ["mcp.lock does not exist"]
     reasons: list[str] = []
@@ -212,6 +247,8 @@ def stale_reasons(manifest: Manifest, lock: Lock | None, registry_url: str | Non
             reasons.append(f"server '{alias}' is in mcp.toml but not in mcp.lock")
             continue
         reasons += _server_reasons(alias, spec.name, spec.inputs(), entry, registry_url)
+        if artifacts and entry.artifact is None and wanted(entry.launch) is not None:
+            reasons.append(f"server '{alias}': no artifact digest recorded")
     for alias in sorted(set(locked) - set(manifest.servers)):
         reasons.append(f"server '{alias}' is in mcp.lock but no longer in mcp.toml")
     return reasons

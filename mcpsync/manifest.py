@@ -30,8 +30,9 @@ TARGET_KINDS = (
     "zed",
 )
 
-TOP_KEYS = ("registry", "servers", "targets")
+TOP_KEYS = ("registry", "lock", "servers", "targets")
 REGISTRY_KEYS = ("url",)
+LOCK_KEYS = ("artifacts",)
 REGISTRY_SERVER_KEYS = (
     "name",
     "version",
@@ -99,6 +100,7 @@ class Manifest:
     registry_url: str | None
     servers: Mapping[str, ServerSpec]
     targets: tuple[TargetSpec, ...] = ()
+    artifacts: bool | None = None  # [lock] artifacts: None = the default for the registry
 
     @property
     def root(self) -> Path:
@@ -151,7 +153,22 @@ def parse(text: str, path: Path) -> Manifest:
     servers_table = _table(data, "servers", path.name)
     servers = {alias: _server(path, alias, raw) for alias, raw in servers_table.items()}
     targets = _targets(path, data.get("targets", []), servers)
-    return Manifest(path=path, registry_url=url, servers=servers, targets=targets)
+    return Manifest(
+        path=path,
+        registry_url=url,
+        servers=servers,
+        targets=targets,
+        artifacts=_lock_settings(data, path.name),
+    )
+
+
+def _lock_settings(data: Mapping[str, Any], where: str) -> bool | None:
+    lock = _table(data, "lock", where)
+    _check_keys(lock, LOCK_KEYS, f"{where}: [lock]")
+    artifacts = lock.get("artifacts")
+    if artifacts is not None and not isinstance(artifacts, bool):
+        raise InputError(f"{where}: [lock] artifacts must be true or false")
+    return artifacts
 
 
 def parse_toml(text: str, path: Path, *, hint: str | None = None) -> dict[str, Any]:

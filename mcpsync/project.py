@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mcpsync import lockfile, manifest
 from mcpsync.errors import InputError
 from mcpsync.lockfile import Lock
 from mcpsync.manifest import Manifest
 from mcpsync.registry.base import DEFAULT_REGISTRY, Registry
+
+if TYPE_CHECKING:
+    from mcpsync.artifacts import Lookup
 
 MANIFEST = "mcp.toml"
 LOCKFILE = "mcp.lock"
@@ -56,6 +61,25 @@ class Project:
 
         return opener
 
+    def artifacts_enabled(self, flag: bool | None = None) -> bool:
+        """--artifacts/--no-artifacts, then MCPSYNC_ARTIFACTS, then mcp.toml's [lock] artifacts,
+        then on for an http(s) registry and off for a `file:` snapshot (made for offline use)."""
+        for choice in (flag, _env_flag("MCPSYNC_ARTIFACTS"), self.manifest.artifacts):
+            if choice is not None:
+                return choice
+        return self.registry_url.startswith(("http://", "https://"))
+
+    def artifact_opener(self, flag: bool | None = None) -> Callable[[], Lookup] | None:
+        """Opens the artifact stores for resolve(); None when artifacts are off."""
+        if not self.artifacts_enabled(flag):
+            return None
+        from mcpsync.artifacts import Stores, StoreSettings
+
+        settings = StoreSettings(
+            self.root, dict(os.environ), self.timeout, concurrency=REGISTRY_CONCURRENCY
+        )
+        return lambda: Stores(settings)
+
     def check_aliases(self, aliases: Collection[str], flag: str) -> None:
         unknown = sorted(set(aliases) - set(self.manifest.servers))
         if unknown:
@@ -63,6 +87,19 @@ class Project:
                 f"{flag}: no server {', '.join(map(repr, unknown))} in {self.manifest.path}",
                 hint=manifest.alias_hint(unknown, self.manifest.servers),
             )
+
+
+def _env_flag(name: str) -> bool | None:
+    value = os.environ.get(name, "").strip().lower()
+    if not value:
+        return None
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise InputError(
+        f"{name}={value!r} is not a yes/no value", hint="use 1/0, true/false or on/off"
+    )
 
 
 def registry_url(override: str | None, found: Manifest | None) -> str:

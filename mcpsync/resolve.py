@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from mcpsync.artifacts import Artifact, oci_image_digest, wanted
+from mcpsync.artifacts import Lookup as ArtifactLookup
 from mcpsync.errors import InputError, NotFound, ServerFailures
-from mcpsync.launch import LaunchOptions, render, render_custom
+from mcpsync.launch import Launch, LaunchOptions, render, render_custom
 from mcpsync.lockfile import Lock, LockedServer, digest
 from mcpsync.manifest import Manifest, ServerSpec
+from mcpsync.pool import concurrently
 from mcpsync.registry.base import Registry, ServerEntry
 
 
@@ -21,13 +25,14 @@ class Change:
     alias: str
     old: str | None = None
     new: str | None = None
+    what: str = "launch inputs"  # for Changed: what changed at the same version
 
     def render(self) -> str:
         if self.action == "Updated":
             return f"Updated {self.alias} {self.old or '(custom)'} -> {self.new or '(custom)'}"
         version = self.old if self.action == "Removed" else self.new
         line = f"{self.action} {self.alias}" + (f" {version}" if version else "")
-        return line + " (launch inputs)" if self.action == "Changed" else line
+        return line + f" ({self.what})" if self.action == "Changed" else line
 
 
 @dataclass(frozen=True)
@@ -76,9 +81,12 @@ def plan(
     upgrade_all: bool = False,
     upgrade: Collection[str] = (),
     registry_named: bool = True,
+    artifacts: bool = False,
 ) -> Plan:
     """`registry_named`: whether a pin must have come from `registry_url` to be kept; False
-    when no one named a registry (a pin from a one-off --registry stays, see the README)."""
+    when no one named a registry (a pin from a one-off --registry stays, see the README).
+    With `artifacts`, a pin whose launch has an artifact store but no record in the lock is
+    refreshed (same version, looked up again), so that it gets one."""
     required = registry_url if registry_named else None
     keep: dict[str, LockedServer] = {}
     refresh: dict[str, str] = {}
@@ -90,7 +98,10 @@ def plan(
         if upgrade_all or alias in upgrade or not _same_source(spec, entry, required):
             todo.append(alias)
         elif entry is not None and dict(entry.inputs) == spec.inputs():
-            keep[alias] = entry
+            if artifacts and entry.version and _lacks_artifact(entry):
+                refresh[alias] = entry.version
+            else:
+                keep[alias] = entry
         elif entry is not None and entry.version and _allows(spec, entry.version):
             refresh[alias] = entry.version
         else:
@@ -102,6 +113,10 @@ def _same_source(spec: ServerSpec, entry: LockedServer | None, registry: str | N
     if entry is None or entry.name != spec.name:
         return False
     return registry is None or entry.registry == registry
+
+
+def _lacks_artifact(entry: LockedServer) -> bool:
+    return entry.artifact is None and wanted(entry.launch) is not None
 
 
 def _allows(spec: ServerSpec, version: str) -> bool:
@@ -126,13 +141,17 @@ def resolve(
     upgrade: Collection[str] = (),
     registry_named: bool = True,
     warn: Warn | None = None,
+    artifacts: Callable[[], ArtifactLookup] | None = None,
 ) -> Lock:
     """The new lock. Opens the registry only when some server needs it. `warn` hears of
-    mcp.toml keys a (re)resolved server does not use.
+    mcp.toml keys a (re)resolved server does not use. With `artifacts` (an opener of the
+    artifact stores), every entry resolved or refreshed here gets its artifact record; kept
+    pins keep theirs.
 
     Every server is tried: the ones that fail for their own reason (not in the registry, no
-    matching version, unsafe data, a required value missing) are raised together as one
-    ServerFailures. A registry that fails (RegistryError) stops the run at once."""
+    matching version, unsafe data, a required value missing, a package its store does not
+    have) are raised together as one ServerFailures. A registry or artifact store that fails
+    (EnvFailure) stops the run at once."""
     the_plan = plan(
         manifest,
         old,
@@ -140,47 +159,147 @@ def resolve(
         upgrade_all=upgrade_all,
         upgrade=upgrade,
         registry_named=registry_named,
+        artifacts=artifacts is not None,
     )
-    names = [manifest.servers[a].name for a in [*the_plan.refresh, *the_plan.resolve]]
-    found: Mapping[str, list[ServerEntry] | NotFound] = {}
-    if names:
-        found = _fetch(open_registry, sorted({n for n in names if n}))
+    todo = [a for a in sorted(manifest.servers) if a in the_plan.refresh or a in the_plan.resolve]
+    settled = _Settled()
+    if todo:
+        settled = _run(
+            _Work(manifest, the_plan.refresh, registry_url, todo), open_registry, artifacts
+        )
     servers: list[LockedServer] = []
     failures: list[tuple[str, str, InputError]] = []
     for alias, spec in sorted(manifest.servers.items()):
         try:
-            servers.append(_server(manifest, spec, the_plan, found, registry_url, warn))
+            servers.append(_server(spec, the_plan, settled.results))
         except InputError as exc:
             failures.append((alias, _detail(spec, exc), exc))
+            continue
+        if warn is not None:
+            for warning in settled.warnings.get(alias, []):
+                warn(warning)
     if failures:
         raise ServerFailures(manifest.path.name, failures)
     return Lock(tuple(servers))
 
 
 def _server(
-    manifest: Manifest,
-    spec: ServerSpec,
-    the_plan: Plan,
-    found: Mapping[str, list[ServerEntry] | NotFound],
-    registry_url: str,
-    warn: Warn | None,
+    spec: ServerSpec, the_plan: Plan, results: Mapping[str, LockedServer | InputError]
 ) -> LockedServer:
     if spec.alias in the_plan.keep:
         return the_plan.keep[spec.alias]
     if spec.is_custom:
         return _custom(spec)
-    entries = found[spec.name or ""]
-    if isinstance(entries, NotFound):
-        raise NotFound(
-            f"{manifest.path.name}: server '{spec.alias}': {entries.message}",
-            hint=f"{entries.hint or ''}check `name` in mcp.toml "
+    result = results[spec.alias]
+    if isinstance(result, InputError):
+        raise result
+    return result
+
+
+@dataclass
+class _Settled:
+    """What the registry (and the stores) made of each alias: its entry or its own failure,
+    and the warnings about its mcp.toml keys; `missing` holds the names the registry lacks."""
+
+    results: dict[str, LockedServer | InputError] = field(default_factory=dict)
+    warnings: dict[str, list[LockWarning]] = field(default_factory=dict)
+    missing: dict[str, NotFound] = field(default_factory=dict)
+
+    def merge(self, other: _Settled) -> None:
+        self.results.update(other.results)
+        self.warnings.update(other.warnings)
+        self.missing.update(other.missing)
+
+
+@dataclass(frozen=True)
+class _Work:
+    """The servers to resolve (or refresh) against the registry, grouped by registry name."""
+
+    manifest: Manifest
+    refresh: Mapping[str, str]
+    registry_url: str
+    aliases: list[str]
+
+    @property
+    def names(self) -> list[str]:
+        return sorted({self.manifest.servers[a].name or "" for a in self.aliases})
+
+    def aliases_of(self, name: str) -> list[str]:
+        return [a for a in self.aliases if self.manifest.servers[a].name == name]
+
+    def settle(
+        self,
+        name: str,
+        found: list[ServerEntry] | NotFound,
+        stores: ArtifactLookup | None,
+        abort: threading.Event,
+    ) -> _Settled:
+        """Pin, render and (with `stores`) look up the artifact of every alias of `name`.
+        A failure of the alias's own (InputError) is kept as its result; an EnvFailure (a
+        store that cannot be reached) is raised and ends the run."""
+        out = _Settled()
+        if isinstance(found, NotFound):
+            out.missing[name] = found
+            return out
+        for alias in self.aliases_of(name):
+            spec = self.manifest.servers[alias]
+            try:
+                entry = _pick(spec, found, self.refresh.get(alias), self.registry_url)
+                launch = render(entry.server, _options(spec))
+                want = wanted(launch) if stores is not None else None
+                record = stores.lookup(alias, want, abort) if stores and want else None
+                out.results[alias] = _locked(spec, entry, self.registry_url, launch, record)
+            except InputError as exc:
+                out.results[alias] = exc
+                continue
+            out.warnings[alias] = []
+            _warn_unused(self.manifest, spec, entry, out.warnings[alias].append)
+        return out
+
+    def missing_error(self, alias: str, missing: NotFound) -> NotFound:
+        return NotFound(
+            f"{self.manifest.path.name}: server '{alias}': {missing.message}",
+            hint=f"{missing.hint or ''}check `name` in mcp.toml "
             "(`mcpsync search TEXT` lists matching names)",
         )
-    entry = _pick(spec, entries, the_plan.refresh.get(spec.alias), registry_url)
-    locked = _locked(spec, entry, registry_url)
-    if warn is not None:
-        _warn_unused(manifest, spec, entry, warn)
-    return locked
+
+
+def _run(
+    work: _Work,
+    open_registry: Callable[[], Registry],
+    open_stores: Callable[[], ArtifactLookup] | None,
+) -> _Settled:
+    """Without artifact stores: one registry batch. With them: one pipeline per registry name
+    on one bounded pool, so each server's store lookup starts as soon as its registry answer
+    is in, and registry and store requests run concurrently."""
+    registry = open_registry()
+    stores = open_stores() if open_stores is not None else None
+    settled = _Settled()
+    try:
+        if stores is None:
+            found = registry.versions_or_missing(work.names)
+            batches = [work.settle(n, found[n], None, threading.Event()) for n in work.names]
+        else:
+            batches = concurrently(
+                work.names,
+                lambda n, abort: work.settle(
+                    n, registry.versions_or_missing([n])[n], stores, abort
+                ),
+                concurrency=stores.concurrency,
+                name="mcpsync-lock",
+            )
+        for batch in batches:
+            settled.merge(batch)
+        if settled.missing:  # close names for each, while the registry is open
+            hinted = _with_suggestions(registry, settled.missing)
+            for name, missing in hinted.items():
+                for alias in work.aliases_of(name):
+                    settled.results[alias] = work.missing_error(alias, missing)
+    finally:
+        registry.close()
+        if stores is not None:
+            stores.close()
+    return settled
 
 
 def _detail(spec: ServerSpec, exc: InputError) -> str:
@@ -188,20 +307,6 @@ def _detail(spec: ServerSpec, exc: InputError) -> str:
     alias = re.escape(spec.alias)
     named = re.match(rf"(?:Server '{alias}'(?: \([^)]*\))?|.*?: server '{alias}'): ", exc.message)
     return exc.message[named.end() :] if named else exc.message
-
-
-def _fetch(
-    open_registry: Callable[[], Registry], names: list[str]
-) -> Mapping[str, list[ServerEntry] | NotFound]:
-    registry = open_registry()
-    try:
-        found = registry.versions_or_missing(names)
-        missing = {name: got for name, got in found.items() if isinstance(got, NotFound)}
-        if missing:  # close names for each, while the registry is open
-            found = {**found, **_with_suggestions(registry, missing)}
-        return found
-    finally:
-        registry.close()
 
 
 def _with_suggestions(registry: Registry, missing: Mapping[str, NotFound]) -> dict[str, NotFound]:
@@ -261,8 +366,16 @@ def _options(spec: ServerSpec) -> LaunchOptions:
     )
 
 
-def _locked(spec: ServerSpec, entry: ServerEntry, registry_url: str) -> LockedServer:
-    launch = render(entry.server, _options(spec))
+def _locked(
+    spec: ServerSpec,
+    entry: ServerEntry,
+    registry_url: str,
+    launch: Launch,
+    artifact: Artifact | None,
+) -> LockedServer:
+    pin = oci_image_digest(launch, artifact)
+    if pin is not None:  # docker runs image:tag@sha256:…, exactly what was looked up
+        launch = render(entry.server, _options(spec), image_digest=pin)
     description = spec.description or entry.server.get("description")
     return LockedServer(
         alias=spec.alias,
@@ -273,6 +386,7 @@ def _locked(spec: ServerSpec, entry: ServerEntry, registry_url: str) -> LockedSe
         registry=registry_url,
         digest=digest(entry.server),
         description=description if isinstance(description, str) else None,
+        artifact=artifact,
     )
 
 
@@ -321,6 +435,8 @@ def changes(old: Lock | None, new: Lock) -> list[Change]:
             # Only what a user runs counts: a new constraint that keeps the pin is no change.
             if a.version != b.version:
                 out.append(Change("Updated", alias, a.version, b.version))
+            elif a.artifact != b.artifact:
+                out.append(Change("Changed", alias, new=b.version, what="artifact digests"))
             elif a.launch != b.launch:
                 out.append(Change("Changed", alias, new=b.version))
     return out

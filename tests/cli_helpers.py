@@ -23,6 +23,10 @@ from registry_stub import OFFICIAL, Item, make_item, npm_package
 REPO = Path(__file__).resolve().parent.parent
 OLD_NS = 1_000_000_000 * 10**9  # 2001-09-09: an mtime no run of the tests can produce
 ENV_PREFIX = "MCPSYNC_"
+# The registry stand-in serves the registry only: locks made through these helpers record no
+# artifact digests (which would ask the real npm registry) unless a test passes
+# MCPSYNC_ARTIFACTS or --artifacts itself, pointing the stores at tests/artifact_stubs.py.
+QUIET = {"MCPSYNC_ARTIFACTS": "0"}
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,7 @@ def _environment(env: Mapping[str, str] | None, cwd: Path | None) -> Iterator[No
     saved_cwd = os.getcwd()
     for key in [k for k in os.environ if k.startswith(ENV_PREFIX)]:
         del os.environ[key]
-    os.environ.update(env or {})
+    os.environ.update({**QUIET, **(env or {})})
     try:
         if cwd is not None:
             os.chdir(cwd)
@@ -86,7 +90,7 @@ def run_process(
 ) -> Result:
     """Run `python -m mcpsync ARGS` as a real process (MCPSYNC_* cleared, then `env`)."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith(ENV_PREFIX)}
-    environment.update(env or {})
+    environment.update({**QUIET, **(env or {})})
     done = subprocess.run(
         [sys.executable, "-m", "mcpsync", *map(str, args)],
         cwd=cwd,

@@ -8,6 +8,13 @@ import pytest
 from registry_stub import RegistryStub, sample_items
 
 
+@pytest.fixture(autouse=True)
+def _no_artifact_stores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Locks record no artifact digests unless a test asks (tests/test_artifacts*.py do, against
+    the stand-ins in tests/artifact_stubs.py): never the real npm registry or PyPI."""
+    monkeypatch.setenv("MCPSYNC_ARTIFACTS", "0")
+
+
 @pytest.fixture
 def registry_stub() -> Iterator[RegistryStub]:
     """A started registry stand-in holding `sample_items()`, with fresh counters and no faults."""

@@ -31,10 +31,22 @@ if TYPE_CHECKING:
     help="Re-resolve this server only (repeatable).",
 )
 @click.option("--check", is_flag=True, help="Offline: exit 0 if mcp.lock matches mcp.toml, else 1.")
+@click.option(
+    "--artifacts/--no-artifacts",
+    default=None,
+    help="Record (or not) each package's digest from its npm registry, package index, OCI "
+    "registry or bundle URL. Default: env MCPSYNC_ARTIFACTS, then [lock] artifacts in "
+    "mcp.toml, then on for an http(s) registry and off for a file: snapshot.",
+)
 @json_option
 @click.pass_obj
 def lock(
-    ctx: Context, upgrade: bool, upgrade_package: Sequence[str], check: bool, as_json: bool
+    ctx: Context,
+    upgrade: bool,
+    upgrade_package: Sequence[str],
+    check: bool,
+    artifacts: bool | None,
+    as_json: bool,
 ) -> int:
     """Resolve mcp.toml against the registry and pin versions in mcp.lock.
 
@@ -45,9 +57,15 @@ def lock(
 
     proj = project.load(ctx.root, registry_override=ctx.registry_override, timeout=ctx.timeout)
     if check:
-        return _check(proj, as_json)
+        return _check(proj, as_json, proj.artifacts_enabled(artifacts))
     proj.check_aliases(upgrade_package, "-P/--upgrade-package")
-    return run_lock(proj, upgrade=upgrade, upgrade_package=upgrade_package, as_json=as_json)
+    return run_lock(
+        proj,
+        upgrade=upgrade,
+        upgrade_package=upgrade_package,
+        as_json=as_json,
+        artifacts=artifacts,
+    )
 
 
 def run_lock(
@@ -58,6 +76,7 @@ def run_lock(
     as_json: bool,
     before_write: Callable[[], None] | None = None,
     review: Callable[[Lock, Warn], Lock] | None = None,
+    artifacts: bool | None = None,
 ) -> int:
     """Lock a loaded project and report; shared with `add` and `remove`. `review` sees the
     resolved lock before it is written, may amend it (`add` records the constraint it writes)
@@ -84,6 +103,7 @@ def run_lock(
                 upgrade=upgrade_package,
                 warn=warnings.append,
                 registry_named=proj.registry_named,
+                artifacts=proj.artifact_opener(artifacts),
             )
         except RegistryError as exc:
             if exc.hint is None:  # say what did not happen, and what to try
@@ -138,10 +158,12 @@ def _report(
         note(f"warning: {warning.render()}")
 
 
-def _check(proj: Project, as_json: bool) -> int:
+def _check(proj: Project, as_json: bool, artifacts: bool) -> int:
     from mcpsync import lockfile
 
-    reasons = lockfile.stale_reasons(proj.manifest, proj.read_lock(), proj.pinned_registry)
+    reasons = lockfile.stale_reasons(
+        proj.manifest, proj.read_lock(), proj.pinned_registry, artifacts=artifacts
+    )
     if as_json:
         emit_json({"fresh": not reasons, "reasons": reasons})
     elif reasons:

@@ -104,8 +104,13 @@ def _preferences(opts: LaunchOptions) -> tuple[tuple[str, str | None], ...]:
 # render: the chosen package or remote as a Launch
 
 
-def render(server: Mapping[str, Any], opts: LaunchOptions) -> Launch:
-    """Render the launch for `server` (a server.json) as mcp.toml's `opts` ask."""
+def render(
+    server: Mapping[str, Any], opts: LaunchOptions, *, image_digest: str | None = None
+) -> Launch:
+    """Render the launch for `server` (a server.json) as mcp.toml's `opts` ask.
+
+    `image_digest` ("sha256:…", the manifest digest recorded in mcp.lock) pins an OCI image:
+    docker then runs `image:tag@sha256:…`, exactly those bytes. Other launches ignore it."""
     ctx = server_context(server, opts)
     check_user_inputs(ctx)
     kind, entry = choose(server, opts)
@@ -120,7 +125,7 @@ def render(server: Mapping[str, Any], opts: LaunchOptions) -> Launch:
             f"(it launches {', '.join(LAUNCHABLE)} packages and remotes)",
             hint=f"declare it with command/args under [servers.{opts.alias}] in mcp.toml",
         )
-    return _render_package(ctx, server, entry, registry_type)
+    return _render_package(ctx, server, entry, registry_type, image_digest)
 
 
 def unused_inputs(server: Mapping[str, Any], opts: LaunchOptions) -> list[UnusedInput]:
@@ -176,10 +181,15 @@ class _Rendered:
     package: tuple[str, ...]  # package arguments, with the user's args in place
     env: Mapping[str, str]
     registry_flags: tuple[str, ...]
+    image_digest: str | None = None
 
 
 def _render_package(
-    ctx: Ctx, server: Mapping[str, Any], pkg: Mapping[str, Any], registry_type: str
+    ctx: Ctx,
+    server: Mapping[str, Any],
+    pkg: Mapping[str, Any],
+    registry_type: str,
+    image_digest: str | None = None,
 ) -> Launch:
     identifier = check_identifier(ctx, field_text(ctx, pkg, "identifier"), registry_type)
     env, secrets, env_values, optional = render_env(ctx, pkg)
@@ -196,6 +206,7 @@ def _render_package(
         package=tuple(package),
         env=env,
         registry_flags=_registry_flags(ctx, pkg, registry_type),
+        image_digest=image_digest,
     )
     command, args, version = _LAUNCHERS[registry_type](parts)
     lookup = {**env_values, **runtime_values, **package_values}
@@ -248,6 +259,8 @@ def _oci(p: _Rendered) -> tuple[str, list[str], str]:
     passthrough = [item for name in p.env for item in ("-e", name)]
     pinned = _oci_pin(p.identifier)
     image = p.identifier if pinned else f"{p.identifier}:{p.version}"
+    if p.image_digest and "@" not in image:  # an identifier's own @digest already pins it
+        image = f"{image}@{p.image_digest}"
     args = ["run", "-i", "--rm", *p.runtime, *passthrough, image, *p.package]
     return "docker", args, pinned or p.version
 

@@ -8,43 +8,26 @@ malformed, oversized or of the wrong shape is an error, never a partial result.
 
 from __future__ import annotations
 
-import email.utils
 import json
-import random
-import re
-import ssl
 import threading
-import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from datetime import timezone
-from http import HTTPStatus
 from types import TracebackType
 from typing import Any, TypeVar
 from urllib.parse import quote, urlencode, urlsplit
 
 import httpx
 
-from mcpsync import __version__
 from mcpsync.errors import InputError, NotFound, RegistryError
+from mcpsync.httpfetch import Fetcher, Transient, concurrently, detail, phrase, text, tls_for
+from mcpsync.httpfetch import retry_after as _retry_after
 from mcpsync.registry import parse_server_list, server_not_found, version_not_found
 from mcpsync.registry.base import ServerEntry
 
 API = "/v0.1/servers"
 _PAGE_MAX = 100  # the live registry answers 422 above this
-_SECONDS = re.compile(r"\d+(\.\d+)?")
 
 T = TypeVar("T")
-R = TypeVar("R")
-
-
-class _Transient(Exception):
-    """An attempt failed in a way that retrying may cure. `reason` completes "Registry URL …"."""
-
-    def __init__(self, reason: str, retry_after: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retry_after = retry_after
+__all__ = ["HttpRegistry", "_retry_after"]
 
 
 class _Missing(Exception):
@@ -71,30 +54,24 @@ class HttpRegistry:
         _check_settings(url, timeout, retries, concurrency, max_bytes)
         self.url = url
         self._base = url.rstrip("/")
-        self._timeout = timeout
-        self._retries = retries
-        self._backoff = backoff
-        self._max_backoff = max_backoff
-        self._concurrency = concurrency
         self._max_bytes = max_bytes
-        self._count = 0
-        self._count_lock = threading.Lock()
-        self._client = httpx.Client(
-            timeout=httpx.Timeout(timeout),
-            # One connection per worker: the pool never makes a worker wait.
-            limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency),
-            headers={"User-Agent": f"mcpsync/{__version__}", "Accept": "application/json"},
-            follow_redirects=True,
+        self._fetcher = Fetcher(
+            timeout=timeout,
+            retries=retries,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            concurrency=concurrency,
+            max_bytes=max_bytes,
+            headers={"Accept": "application/json"},
             transport=transport,
-            verify=_tls_for(url),
+            verify=tls_for(url),
         )
 
     # --- the Registry protocol --------------------------------------------------------------
 
     @property
     def request_count(self) -> int:
-        with self._count_lock:
-            return self._count
+        return self._fetcher.request_count
 
     def versions(self, name: str) -> list[ServerEntry]:
         return self._versions(name, threading.Event())
@@ -136,7 +113,7 @@ class HttpRegistry:
         return dict(zip(unique, self._concurrently(unique, one), strict=True))
 
     def close(self) -> None:
-        self._client.close()
+        self._fetcher.close()
 
     def __enter__(self) -> HttpRegistry:
         return self
@@ -198,22 +175,10 @@ class HttpRegistry:
         data = self._get_json(target, threading.Event())
         return self._shaped(target, lambda: (parse_server_list(data), _next_cursor(data)))
 
-    def _concurrently(self, items: list[T], work: Callable[[T, threading.Event], R]) -> list[R]:
-        """work() for every item on at most `concurrency` threads; the first failure in input
-        order is raised (so the same inputs give the same error) and the rest are abandoned."""
-        abort = threading.Event()
-        if len(items) <= 1:
-            return [work(item, abort) for item in items]
-        workers = min(self._concurrency, len(items))
-        with ThreadPoolExecutor(workers, thread_name_prefix="mcpsync-registry") as pool:
-            futures = [pool.submit(work, item, abort) for item in items]
-            try:
-                return [future.result() for future in futures]
-            except BaseException:
-                abort.set()  # running lookups stop retrying; queued ones never start
-                for future in futures:
-                    future.cancel()
-                raise
+    def _concurrently(self, items: list[T], work: Callable[[T, threading.Event], Any]) -> list[Any]:
+        return concurrently(
+            items, work, concurrency=self._fetcher.concurrency, name="mcpsync-registry"
+        )
 
     # --- not found --------------------------------------------------------------------------
 
@@ -235,80 +200,39 @@ class HttpRegistry:
     # --- one GET, with retries --------------------------------------------------------------
 
     def _get_json(self, target: str, abort: threading.Event) -> Any:
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                return self._attempt(target)
-            except _Transient as failure:
-                if attempt > self._retries or not _pause(self._delay(failure, attempt), abort):
-                    raise RegistryError(
-                        f"Registry {self.url} {failure.reason} (GET {target}, "
-                        f"{attempt} attempt{'s' if attempt > 1 else ''})"
-                    ) from None
+        def failed(reason: str, attempts: int) -> RegistryError:
+            return RegistryError(
+                f"Registry {self.url} {reason} (GET {target}, "
+                f"{attempts} attempt{'s' if attempts > 1 else ''})"
+            )
 
-    def _delay(self, failure: _Transient, attempt: int) -> float:
-        if failure.retry_after is not None:
-            return min(self._max_backoff, failure.retry_after)
-        # Exponential backoff with jitter, so many workers do not retry in lockstep.
-        ceiling = min(self._max_backoff, self._backoff * 2 ** (attempt - 1))
-        return ceiling / 2 + random.uniform(0, ceiling / 2)
+        return self._fetcher.retrying(lambda: self._attempt(target), abort, failed=failed)
 
     def _attempt(self, target: str) -> Any:
-        with self._count_lock:
-            self._count += 1
-        deadline = time.monotonic() + self._timeout
-        try:
-            with self._client.stream("GET", self._base + target) as response:
-                body = self._read(response, target, deadline)
-        except httpx.TimeoutException:
-            raise _Transient(f"did not answer within {self._timeout} s") from None
-        except httpx.ConnectError as exc:
-            raise _Transient(f"could not be reached: {_text(exc)}") from None
-        except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-            raise _Transient(f"broke off the response: {_text(exc)}") from None
-        except httpx.HTTPError as exc:  # redirect loops, unusable URLs: retrying cannot help
-            raise RegistryError(f"Registry {self.url}: {_text(exc)} (GET {target})") from None
-        self._check_status(response, body, target)
-        return self._decode(body, target)
-
-    def _read(self, response: httpx.Response, target: str, deadline: float) -> bytes:
-        declared = response.headers.get("Content-Length", "")
-        if declared.isdigit() and int(declared) > self._max_bytes:
-            raise self._too_large(target)
-        chunks: list[bytes] = []
-        size = 0
-        for chunk in response.iter_bytes():
-            size += len(chunk)
-            if size > self._max_bytes:  # decoded size: a small gzip body cannot blow up memory
-                raise self._too_large(target)
-            if time.monotonic() > deadline:  # a trickling answer must not outlast the timeout
-                raise httpx.ReadTimeout("response too slow")
-            chunks.append(chunk)
-        return b"".join(chunks)
-
-    def _too_large(self, target: str) -> RegistryError:
-        return RegistryError(
-            f"Registry {self.url}: response larger than {self._max_bytes} bytes (GET {target})"
+        reply = self._fetcher.send(
+            self._base + target,
+            too_large=lambda: RegistryError(
+                f"Registry {self.url}: response larger than {self._max_bytes} bytes (GET {target})"
+            ),
+            unusable=lambda reason: RegistryError(f"Registry {self.url}: {reason} (GET {target})"),
         )
+        self._check_status(reply.status, reply.body, target)
+        return self._decode(reply.body)
 
-    def _check_status(self, response: httpx.Response, body: bytes, target: str) -> None:
-        status = response.status_code
+    def _check_status(self, status: int, body: bytes, target: str) -> None:
         if 200 <= status < 300:
             return
         if status == 404:
             raise _Missing()
-        said = f"answered {status} {_phrase(status)}{_detail(body)}"
-        if status == 429 or status >= 500:
-            raise _Transient(said, _retry_after(response.headers.get("Retry-After")))
+        said = f"answered {status} {phrase(status)}{detail(body)}"
         raise RegistryError(f"Registry {self.url} {said} (GET {target})")
 
-    def _decode(self, body: bytes, target: str) -> Any:
+    def _decode(self, body: bytes) -> Any:
         # Retried: a body cut short by a proxy is as transient as a dropped connection.
         try:
             return json.loads(body)
         except (ValueError, RecursionError) as exc:
-            raise _Transient(f"sent malformed JSON: {_text(exc)}") from None
+            raise Transient(f"sent malformed JSON: {text(exc)}") from None
 
     def _shaped(self, target: str, parse: Callable[[], T]) -> T:
         try:
@@ -352,57 +276,3 @@ def _next_cursor(data: dict[str, Any]) -> str | None:
     if cursor is not None and not isinstance(cursor, str):
         raise ValueError("'metadata.nextCursor' is not a string")
     return cursor or None  # the API documents an empty cursor as "no more results"
-
-
-def _pause(seconds: float, abort: threading.Event) -> bool:
-    """Sleep before a retry; False if the batch was abandoned meanwhile."""
-    return not abort.wait(seconds)
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a Retry-After header: delta-seconds or an HTTP-date."""
-    if not value:
-        return None
-    value = value.strip()
-    if _SECONDS.fullmatch(value):
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:  # "-0000": HTTP-dates are GMT
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, when.timestamp() - time.time())
-
-
-def _phrase(status: int) -> str:
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return "(unknown status)"
-
-
-def _detail(body: bytes) -> str:
-    """The `detail` of a problem+json body, if there is one worth a few words."""
-    try:
-        problem = json.loads(body)
-    except (ValueError, RecursionError):
-        return ""
-    detail = problem.get("detail") if isinstance(problem, dict) else None
-    if not isinstance(detail, str) or not detail.strip():
-        return ""
-    line = " ".join(detail.split())
-    return f": {line[:200]}"
-
-
-def _text(exc: BaseException) -> str:
-    return str(exc) or type(exc).__name__
-
-
-def _tls_for(url: str) -> ssl.SSLContext | bool:
-    """Certificate checks as usual for https; for a plain-http registry (a local stand-in or
-    mirror) skip loading the CA bundle, which costs 25-70 ms of start-up: a context with no
-    trusted CAs still refuses any https redirect rather than trusting it."""
-    if url.startswith("http://"):
-        return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    return True

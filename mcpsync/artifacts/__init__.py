@@ -1,0 +1,165 @@
+"""Artifact stores: the second network seam. At lock time each registry launch's artifact is
+looked up in the store its launcher fetches from, and a digest is recorded in mcp.lock:
+
+| kind | store | recorded | `source` |
+|---|---|---|---|
+| npm | the npm registry npx uses (.npmrc, npm_config_registry) | `dist.integrity` | npm-registry |
+| pypi | the index uvx uses (UV_DEFAULT_INDEX, …) | sha256 of every file | pypi-index |
+| oci | the image's registry (distribution API) | manifest digest | downloaded-and-hashed |
+| mcpb | the bundle URL | sha256 of the bundle | downloaded-and-hashed |
+
+One store module per kind (npm, pypi, oci, mcpb), each `lookup(session, wanted, abort)`;
+`lookup_many` runs them on one bounded pool. Import-light: httpx only once a lookup runs.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from mcpsync.artifacts.model import (
+    KINDS,
+    SOURCES,
+    Artifact,
+    Drift,
+    StoreSettings,
+    Wanted,
+    oci_image_digest,
+    wanted,
+)
+from mcpsync.errors import EnvFailure, McpsyncError
+
+if TYPE_CHECKING:
+    from mcpsync.artifacts.session import Session
+    from mcpsync.lockfile import LockedServer
+
+__all__ = [
+    "KINDS",
+    "SOURCES",
+    "Artifact",
+    "Drift",
+    "Lookup",
+    "StoreSettings",
+    "Stores",
+    "Wanted",
+    "check",
+    "check_many",
+    "lookup_many",
+    "oci_image_digest",
+    "wanted",
+]
+
+OPT_OUT = "lock without artifact digests: `mcpsync lock --no-artifacts` or [lock] artifacts = false"
+
+
+class Lookup(Protocol):
+    """What resolve.py asks: one server's record (thread-safe). Tests may swap in their own."""
+
+    concurrency: int  # lookups in flight at once (shared with the registry's requests)
+
+    def lookup(self, alias: str, want: Wanted, abort: threading.Event) -> Artifact: ...
+
+    def close(self) -> None: ...
+
+
+class Stores:
+    """The artifact stores for one run: one connection pool (opened on the first lookup), the
+    OCI token cache, the npm configuration read once."""
+
+    def __init__(self, settings: StoreSettings) -> None:
+        self.settings = settings
+        self.concurrency = settings.concurrency
+        self._session: Session | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def request_count(self) -> int:
+        return self._session.request_count if self._session is not None else 0
+
+    def lookup(self, alias: str, want: Wanted, abort: threading.Event) -> Artifact:
+        """`want`'s record; a failure's message names the server `alias`."""
+        try:
+            return _store(want.kind)(self._open(), want, abort)
+        except McpsyncError as exc:
+            exc.message = f"Server '{alias}': {exc.message}"
+            exc.args = (exc.message,)
+            if exc.hint is None and isinstance(exc, EnvFailure):
+                exc.hint = f"mcp.lock was not changed; try again later, or {OPT_OUT}"
+            raise
+
+    def _open(self) -> Session:
+        from mcpsync.artifacts.session import Session
+
+        with self._lock:
+            if self._session is None:
+                self._session = Session(self.settings)
+            return self._session
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._session.close()
+
+
+def lookup_many(
+    items: Sequence[tuple[str, Wanted]], settings: StoreSettings
+) -> dict[str, Artifact]:
+    """Every item's record, looked up concurrently; raises the first failure in input order."""
+    from mcpsync.pool import concurrently
+
+    stores = Stores(settings)
+    try:
+        found = concurrently(
+            list(items),
+            lambda item, abort: stores.lookup(item[0], item[1], abort),
+            concurrency=settings.concurrency,
+            name="mcpsync-artifacts",
+        )
+    finally:
+        stores.close()
+    return dict(zip([alias for alias, _ in items], found, strict=True))
+
+
+def _store(kind: str) -> Callable[[Session, Wanted, threading.Event], Artifact]:
+    from mcpsync.artifacts import mcpb, npm, oci, pypi
+
+    return {"npm": npm.lookup, "pypi": pypi.lookup, "oci": oci.lookup, "mcpb": mcpb.lookup}[kind]
+
+
+def check_many(entries: Sequence[LockedServer], settings: StoreSettings) -> list[Drift]:
+    """Look every entry's artifact up again and say where the store no longer agrees with the
+    lock. Entries with no record, or of a kind without a store, are skipped. A store that fails
+    raises (EnvFailure exit 3, InputError exit 2, UnsafeData for a bundle that changed)."""
+    from dataclasses import replace
+
+    # No fileSha256 to refuse against: a bundle that changed is a drift to report here.
+    pairs = [
+        (e.alias, replace(w, file_sha256=None))
+        for e in entries
+        if e.artifact is not None and (w := wanted(e.launch))
+    ]
+    found = lookup_many(pairs, settings)
+    drifts: list[Drift] = []
+    for entry in sorted(entries, key=lambda e: e.alias):
+        now = found.get(entry.alias)
+        if now is not None and entry.artifact is not None:
+            drifts += _compare(entry.alias, entry.artifact, now)
+    return drifts
+
+
+def check(entry: LockedServer, settings: StoreSettings) -> list[Drift]:
+    """check_many for one entry."""
+    return check_many([entry], settings)
+
+
+def _compare(alias: str, locked: Artifact, now: Artifact) -> list[Drift]:
+    out = []
+    if locked.store != now.store:
+        out.append(Drift(alias, f"server '{alias}': store changed", locked.store, now.store))
+    if locked.digest != now.digest:
+        out.append(Drift(alias, f"server '{alias}': digest changed", locked.digest, now.digest))
+    for name in sorted(set(locked.files) | set(now.files)):
+        old, new = locked.files.get(name), now.files.get(name)
+        if old != new:
+            out.append(Drift(alias, f"server '{alias}': file {name} changed", old, new))
+    return out

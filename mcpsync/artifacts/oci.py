@@ -1,0 +1,167 @@
+"""OCI: resolve the image's tag to its manifest digest over the OCI distribution API.
+
+`GET /v2/<repository>/manifests/<tag>` on the image's own registry (the host in the identifier;
+`docker.io` is served by registry-1.docker.io; no host means Docker Hub, one path segment
+means `library/`), asking for OCI indexes and manifests and Docker manifest lists and v2
+manifests. A 401 with `WWW-Authenticate: Bearer realm=…,service=…,scope=…` is answered the way
+docker does for a public image: an anonymous token from the realm, then the request again.
+mcpsync hashes the manifest bytes itself (sha256) and, if the registry sends
+`Docker-Content-Digest`, refuses an answer whose header disagrees with the bytes. Plain http
+is used for localhost and 127.0.0.1, as docker does; every other registry is https.
+
+The launch then runs `image:tag@sha256:…`: docker pulls by digest and checks the bytes. An
+identifier that already names `@sha256:…` needs no request; it is recorded as the publisher
+declared it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from dataclasses import dataclass
+from urllib.parse import quote, urlencode, urlsplit
+
+from mcpsync.artifacts.model import Artifact, Wanted
+from mcpsync.artifacts.session import Session, json_of, not_in_store, refused
+from mcpsync.errors import ArtifactStoreError
+from mcpsync.httpfetch import Reply, Transient
+
+MANIFEST_TYPES = (
+    "application/vnd.oci.image.index.v1+json",
+    "application/vnd.docker.distribution.manifest.list.v2+json",
+    "application/vnd.oci.image.manifest.v1+json",
+    "application/vnd.docker.distribution.manifest.v2+json",
+)
+_DOCKER_HUB = ("docker.io", "index.docker.io", "registry-1.docker.io")
+_LOCAL = ("localhost", "127.0.0.1", "::1", "[::1]")
+_DIGEST = re.compile(r"^sha256:[a-f0-9]{64}$")
+_PARAM = re.compile(r'(\w+)="([^"]*)"')
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    host: str  # as written in the identifier ("docker.io" when none)
+    repository: str
+    tag: str | None
+    digest: str | None
+
+    @property
+    def base(self) -> str:
+        if self.host in _DOCKER_HUB:
+            return "https://registry-1.docker.io"
+        hostname = self.host.rsplit(":", 1)[0] if not self.host.startswith("[") else self.host
+        scheme = "http" if hostname in _LOCAL else "https"
+        return f"{scheme}://{self.host}"
+
+
+def parse_reference(identifier: str, version: str) -> ImageRef:
+    """`[host/]path[:tag][@digest]`; the tag defaults to the launch's package version."""
+    name, _, digest = identifier.partition("@")
+    first, slash, rest = name.partition("/")
+    if slash and ("." in first or ":" in first or first == "localhost"):
+        host, path = first, rest
+    else:
+        host, path = "docker.io", name
+    tag = None
+    last = path.rsplit("/", 1)[-1]
+    if ":" in last:
+        path, _, tag = path.rpartition(":")
+    if host in _DOCKER_HUB and "/" not in path:
+        path = f"library/{path}"
+    return ImageRef(host, path, tag or (None if digest else version), digest or None)
+
+
+def lookup(session: Session, wanted: Wanted, abort: threading.Event) -> Artifact:
+    ref = parse_reference(wanted.identifier, wanted.version)
+    if ref.digest is not None:  # pinned by the publisher: docker checks it when it pulls
+        return Artifact(source="publisher-declared", store=ref.base, digest=ref.digest)
+    label = f"OCI registry {ref.base}"
+    url = f"{ref.base}/v2/{ref.repository}/manifests/{quote(ref.tag or '', safe='')}"
+    headers = {"Accept": ", ".join(MANIFEST_TYPES)}
+    known = session.cache.get(f"oci-challenge {ref.base}")
+    if isinstance(known, str):  # this registry challenged before: ask for a token up front
+        headers["Authorization"] = f"Bearer {_token(session, known, ref, label, abort)}"
+    reply = session.get(url, abort, label=label, headers=headers, parse=_any)
+    if reply.status == 401:
+        challenge = reply.headers.get("WWW-Authenticate", "")
+        if not _bearer(challenge):
+            raise refused(label, reply, url, hint=_PRIVATE)
+        session.cache[f"oci-challenge {ref.base}"] = challenge
+        headers["Authorization"] = f"Bearer {_token(session, challenge, ref, label, abort)}"
+        reply = session.get(url, abort, label=label, headers=headers, parse=_any)
+    image = f"image '{ref.repository}:{ref.tag}'"
+    if reply.status == 404:
+        raise not_in_store(label, image)
+    if not 200 <= reply.status < 300:
+        raise refused(label, reply, url)
+    return Artifact(source="downloaded-and-hashed", store=ref.base, digest=_digest(reply, label))
+
+
+def _any(reply: Reply) -> Reply:
+    return reply
+
+
+def _digest(reply: Reply, label: str) -> str:
+    digest = "sha256:" + hashlib.sha256(reply.body).hexdigest()
+    declared = reply.headers.get("Docker-Content-Digest", "").strip()
+    if declared.startswith("sha256:") and declared != digest:
+        raise ArtifactStoreError(
+            f"{label} sent a manifest whose bytes hash to {digest}, but declares {declared}"
+        )
+    return digest
+
+
+_PRIVATE = "mcpsync reads public images anonymously; for a private image lock with `--no-artifacts`"
+
+
+def _bearer(challenge: str) -> dict[str, str] | None:
+    """The parameters of a `Bearer realm=…` challenge; None for anything else."""
+    scheme, _, rest = challenge.strip().partition(" ")
+    params = dict(_PARAM.findall(rest))
+    if scheme.lower() != "bearer" or urlsplit(params.get("realm", "")).scheme not in (
+        "http",
+        "https",
+    ):
+        return None
+    return params
+
+
+def _token(
+    session: Session, challenge: str, ref: ImageRef, label: str, abort: threading.Event
+) -> str:
+    """An anonymous pull token for this repository from the challenge's realm (cached)."""
+    params = _bearer(challenge) or {}
+    realm, service = params.get("realm", ""), params.get("service", "")
+    scope = f"repository:{ref.repository}:pull"
+    if params.get("scope", "").startswith(f"repository:{ref.repository}:"):
+        scope = params["scope"]
+    key = (realm, service, scope)
+    with _tokens_lock:
+        if key in session.tokens:
+            return session.tokens[key]
+    query = urlencode({k: v for k, v in (("service", service), ("scope", scope)) if v})
+    token_label = f"OCI token service {realm}"
+    token = session.get(
+        f"{realm}?{query}", abort, label=token_label, parse=lambda r: _token_of(r, token_label)
+    )
+    with _tokens_lock:
+        session.tokens[key] = token
+    return token
+
+
+_tokens_lock = threading.Lock()
+
+
+def _token_of(reply: Reply, label: str) -> str:
+    if not 200 <= reply.status < 300:
+        raise refused(label, reply, label.rsplit(" ", 1)[-1])
+    data = json_of(reply)
+    token = data.get("token") or data.get("access_token") if isinstance(data, dict) else None
+    if not isinstance(token, str) or not token:
+        raise Transient("sent no token")
+    return token
+
+
+def is_digest(value: str | None) -> bool:
+    return value is not None and bool(_DIGEST.match(value))

@@ -1,0 +1,249 @@
+"""GET over HTTP with the rules every network seam of mcpsync follows: a timeout per request
+(also against a trickling body), retries with exponential backoff and jitter on connection
+errors, timeouts, 429 and 5xx (honouring `Retry-After`), a size cap on the decoded body, and a
+bounded thread pool for batches. The MCP registry client (registry/http.py) and the artifact
+stores (artifacts/) both sit on it; what a status or a body means is theirs to say.
+
+Imported only when a network request is about to be made: it imports httpx.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import re
+import ssl
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import timezone
+from http import HTTPStatus
+from typing import Any, Protocol, TypeVar
+
+import httpx
+
+from mcpsync import __version__
+from mcpsync.errors import EnvFailure
+from mcpsync.pool import concurrently
+
+__all__ = ["Fetcher", "Reply", "Sink", "Transient", "concurrently"]
+
+T = TypeVar("T")
+_SECONDS = re.compile(r"\d+(\.\d+)?")
+
+
+class Transient(Exception):
+    """An attempt failed in a way that retrying may cure. `reason` completes "<label> …"."""
+
+    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+class Sink(Protocol):
+    """Where a streamed body goes instead of memory (a hashlib object)."""
+
+    def update(self, data: bytes, /) -> None: ...
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    headers: httpx.Headers
+    body: bytes  # empty when the body went to a sink
+    size: int
+
+
+class Fetcher:
+    """One pooled httpx.Client shared by all threads, and the retry loop around it.
+
+    `retries` is how many times a failed attempt is tried again (so 1 + retries attempts)."""
+
+    def __init__(
+        self,
+        *,
+        timeout: float = 5.0,
+        retries: int = 4,
+        backoff: float = 0.25,
+        max_backoff: float = 8.0,
+        concurrency: int = 16,
+        max_bytes: int = 16 * 1024 * 1024,
+        headers: Mapping[str, str] | None = None,
+        transport: httpx.BaseTransport | None = None,
+        verify: ssl.SSLContext | bool = True,
+    ) -> None:
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.concurrency = concurrency
+        self.max_bytes = max_bytes
+        self._count = 0
+        self._count_lock = threading.Lock()
+        self._client = httpx.Client(
+            timeout=httpx.Timeout(timeout),
+            # One connection per worker: the pool never makes a worker wait.
+            limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency),
+            headers={"User-Agent": f"mcpsync/{__version__}", **(headers or {})},
+            follow_redirects=True,
+            transport=transport,
+            verify=verify,
+        )
+
+    @property
+    def request_count(self) -> int:
+        with self._count_lock:
+            return self._count
+
+    def close(self) -> None:
+        self._client.close()
+
+    # --- the retry loop ---------------------------------------------------------------------
+
+    def retrying(
+        self,
+        attempt: Callable[[], T],
+        abort: threading.Event,
+        *,
+        failed: Callable[[str, int], EnvFailure],
+    ) -> T:
+        """attempt() until it returns, raises something other than Transient, or the retries
+        run out; then `failed(reason, attempts)` is raised."""
+        tries = 0
+        while True:
+            tries += 1
+            try:
+                return attempt()
+            except Transient as failure:
+                if tries > self.retries or not _pause(self._delay(failure, tries), abort):
+                    raise failed(failure.reason, tries) from None
+
+    def _delay(self, failure: Transient, attempt: int) -> float:
+        if failure.retry_after is not None:
+            return min(self.max_backoff, failure.retry_after)
+        # Exponential backoff with jitter, so many workers do not retry in lockstep.
+        ceiling = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
+        return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+    # --- one attempt ------------------------------------------------------------------------
+
+    def send(
+        self,
+        url: str,
+        *,
+        too_large: Callable[[], Exception],
+        unusable: Callable[[str], Exception],
+        headers: Mapping[str, str] | None = None,
+        max_bytes: int | None = None,
+        sink: Sink | None = None,
+    ) -> Reply:
+        """One GET. Network failures and 429/5xx raise Transient; any other status is returned.
+        A body over the cap raises too_large(); a request that cannot work (a redirect loop,
+        an unusable URL) raises unusable(reason)."""
+        with self._count_lock:
+            self._count += 1
+        deadline = time.monotonic() + self.timeout
+        cap = self.max_bytes if max_bytes is None else max_bytes
+        try:
+            with self._client.stream("GET", url, headers=headers) as response:
+                body, size = _read(response, cap, deadline, too_large, sink)
+        except httpx.TimeoutException:
+            raise Transient(f"did not answer within {self.timeout} s") from None
+        except httpx.ConnectError as exc:
+            raise Transient(f"could not be reached: {text(exc)}") from None
+        except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+            raise Transient(f"broke off the response: {text(exc)}") from None
+        except httpx.HTTPError as exc:  # redirect loops, unusable URLs: retrying cannot help
+            raise unusable(text(exc)) from None
+        status = response.status_code
+        if status == 429 or status >= 500:
+            said = f"answered {status} {phrase(status)}{detail(body)}"
+            raise Transient(said, retry_after(response.headers.get("Retry-After")))
+        return Reply(status, response.headers, body, size)
+
+
+def _read(
+    response: httpx.Response,
+    cap: int,
+    deadline: float,
+    too_large: Callable[[], Exception],
+    sink: Sink | None,
+) -> tuple[bytes, int]:
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > cap:
+        raise too_large()
+    chunks: list[bytes] = []
+    size = 0
+    streaming = sink is not None and 200 <= response.status_code < 300
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > cap:  # decoded size: a small gzip body cannot blow up memory
+            raise too_large()
+        if time.monotonic() > deadline:  # a trickling answer must not outlast the timeout
+            raise httpx.ReadTimeout("response too slow")
+        if streaming:
+            sink.update(chunk)  # type: ignore[union-attr]
+        else:
+            chunks.append(chunk)
+    return b"".join(chunks), size
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def _pause(seconds: float, abort: threading.Event) -> bool:
+    """Sleep before a retry; False if the batch was abandoned meanwhile."""
+    return not abort.wait(seconds)
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header: delta-seconds or an HTTP-date."""
+    if not value:
+        return None
+    value = value.strip()
+    if _SECONDS.fullmatch(value):
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:  # "-0000": HTTP-dates are GMT
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, when.timestamp() - time.time())
+
+
+def phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "(unknown status)"
+
+
+def detail(body: bytes) -> str:
+    """The `detail` of a problem+json body, if there is one worth a few words."""
+    import json
+
+    try:
+        problem: Any = json.loads(body)
+    except (ValueError, RecursionError):
+        return ""
+    said = problem.get("detail") if isinstance(problem, dict) else None
+    if not isinstance(said, str) or not said.strip():
+        return ""
+    line = " ".join(said.split())
+    return f": {line[:200]}"
+
+
+def text(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def tls_for(url: str) -> ssl.SSLContext | bool:
+    """Certificate checks as usual for https; for a plain-http server (a local stand-in or
+    mirror) skip loading the CA bundle, which costs 25-70 ms of start-up: a context with no
+    trusted CAs still refuses any https redirect rather than trusting it."""
+    if url.startswith("http://"):
+        return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    return True
