@@ -17,12 +17,12 @@ import difflib
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mcpsync.errors import InputError, McpsyncError
 from mcpsync.lockfile import Lock
-from mcpsync.manifest import Manifest
+from mcpsync.manifest import Manifest, TargetSpec
 from mcpsync.targets.base import FileChange, SyncContext, text_digest
 
 STAMPS_VERSION = 1
@@ -33,10 +33,17 @@ class SyncPlan:
     changes: list[FileChange]
     ctx: SyncContext  # the ledger and stamps as read
     ledger_new: str | None  # None: no shared file touched, leave no ledger behind
+    record_new: str | None = None  # mcp.synced.toml; None: nothing to record, none there
+    partial: bool = False  # only some targets were planned (--target / --scope)
 
     @property
     def changed(self) -> list[FileChange]:
         return [c for c in self.changes if c.changed]
+
+    @property
+    def foreign(self) -> list[FileChange]:
+        """The changes that take over entries mcpsync did not write."""
+        return [c for c in self.changes if c.foreign]
 
     @property
     def notes(self) -> list[str]:
@@ -52,28 +59,95 @@ class SyncPlan:
         return _stamps_text(self.changes) if self.ctx.stamps_path else None
 
 
+def select(
+    specs: Sequence[TargetSpec], kinds: Sequence[str] = (), scope: str | None = None
+) -> list[TargetSpec]:
+    """The targets a run is limited to: of one of `kinds` (if any) and of `scope` (if set).
+    A kind that mcp.toml does not declare is bad input (a typo would check nothing)."""
+    from mcpsync import targets
+
+    declared = {s.kind for s in specs}
+    unknown = [k for k in dict.fromkeys(kinds) if k not in declared]
+    if unknown:
+        raise InputError(
+            f"mcp.toml declares no [[targets]] of kind {', '.join(map(repr, unknown))}",
+            hint=f"kinds in mcp.toml: {', '.join(sorted(declared)) or 'none'}",
+        )
+    return [
+        s
+        for s in specs
+        if (not kinds or s.kind in kinds) and (scope is None or targets.scope(s) == scope)
+    ]
+
+
 def plan(
-    manifest: Manifest, lock: Lock, ctx: SyncContext, *, again: SyncPlan | None = None
+    manifest: Manifest,
+    lock: Lock,
+    ctx: SyncContext,
+    *,
+    again: SyncPlan | None = None,
+    only: Sequence[TargetSpec] | None = None,
 ) -> SyncPlan:
-    """Every target's changes. `again`: a plan made before the shared-files lock was taken;
-    only its targets that touch shared files are planned again (under that lock, with the
-    ledger read anew); the others, this project's own files, keep their changes."""
+    """Every target's changes (`only`: just these targets). `again`: a plan made before the
+    shared-files lock was taken; only its targets that touch shared files are planned again
+    (under that lock, with the ledger read anew); the others, this project's own files, keep
+    their changes."""
     from mcpsync import targets
     from mcpsync.targets.base import label
 
+    specs = manifest.targets if only is None else only
     changes: list[FileChange] = []
-    for spec in manifest.targets:
+    for spec in specs:
         before = [c for c in again.changes if c.target == label(spec)] if again else []
         if before and not any(c.shared for c in before):
             changes += before
-        else:
-            changes += targets.make(spec).plan(lock.servers, ctx)
+            continue
+        for change in targets.make(spec).plan(lock.servers, ctx):
+            found = ctx.found.pop(ctx.real(change.path), None)
+            changes.append(replace(change, foreign=tuple(found)) if found else change)
     _no_file_twice(changes)
     for change in changes:
         if change.shared:
             ctx.ledger.record(change.real, ctx.project_id, change.owned)
     untouched = ctx.ledger.text is None and not ctx.ledger.files
-    return SyncPlan(changes, ctx, None if untouched else ctx.ledger.dumps())
+    partial = len(specs) < len(manifest.targets)
+    record = _record_text(changes, ctx, partial)
+    return SyncPlan(changes, ctx, None if untouched else ctx.ledger.dumps(), record, partial)
+
+
+def _record_text(changes: Sequence[FileChange], ctx: SyncContext, partial: bool) -> str | None:
+    """mcp.synced.toml after this run: the names sync owns in each project file it planned
+    (a filtered run keeps what it says of the others; a full run drops files no target
+    writes any more)."""
+    record = ctx.record
+    if record is None:
+        return None
+    files = dict(record.files) if partial else {}
+    for change in changes:
+        if not change.shared:
+            key = record.key(change.path)
+            files.pop(key, None)
+            if change.owned:
+                files[key] = list(change.owned)
+    if not files and record.text is None:
+        return None
+    return record.dumps(files)
+
+
+def refuse_foreign(the_plan: SyncPlan, root: Path) -> None:
+    """Stop before writing when the plan would replace or remove entries mcpsync did not
+    write (a hand-written MCP tool in agent.yaml, a server added to .mcp.json by hand)."""
+    found = the_plan.foreign
+    if not found:
+        return
+    lines = [f"  {display(c.path, root)}: {f.describe()}" for c in found for f in c.foreign]
+    raise InputError(
+        "mcpsync did not write these entries, and syncing would replace or remove them; "
+        "nothing was written:\n" + "\n".join(lines),
+        hint="keep them by declaring them in mcp.toml (`mcpsync add`, `mcpsync import`), or "
+        "run `mcpsync sync --adopt` to let mcp.lock replace and remove them "
+        "(`mcpsync sync --adopt --diff` shows how)",
+    )
 
 
 def stamps_file(state: Path, project_id: str) -> Path:
@@ -151,6 +225,9 @@ def write(the_plan: SyncPlan) -> list[FileChange]:
             done.append(change)
         if the_plan.ledger_new is not None and the_plan.ledger_new != ctx.ledger.text:
             atomic_write(ctx.ledger.path, the_plan.ledger_new)
+        record = the_plan.record_new
+        if ctx.record and record is not None and record != ctx.record.text:
+            atomic_write(ctx.record.path, record)
     except Exception:
         _restore(done)
         raise

@@ -529,7 +529,8 @@ def test_codex_removal_and_creation_keep_the_file_tidy(project: Project) -> None
         "network_access = true\n"
     )
     project.write(".codex/config.toml", text)
-    project.setup(["files"], target("codex"))
+    project.write("mcp.synced.toml", 'version = 1\n[files]\n".codex/config.toml" = ["old"]\n')
+    project.setup(["files"], target("codex"))  # `old` is an older sync's: removed
     assert project.read(".codex/config.toml") == (
         "# project config\n"
         'model = "o3"\n'

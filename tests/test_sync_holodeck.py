@@ -48,7 +48,7 @@ RESEARCH_MID = (
     "   -   {name: lookup, type: function, file: f.py, function: lookup}\r\n"
     "   # before a hand-written mcp entry that mcp.toml does not declare\r\n"
 )
-RESEARCH_UNDECLARED_MCP = (  # every `type: mcp` tool is generated: this one goes
+RESEARCH_UNDECLARED_MCP = (  # written by an older sync (the record says so): it goes
     "   -   name: gone\r\n       type: mcp\r\n       command: uvx\r\n       args: [gone-mcp]\r\n"
 )
 RESEARCH_TAIL = 'instructions:\r\n  inline: "Be brief."   # no final newline'
@@ -181,6 +181,14 @@ GOLDEN_FILES = (
 )
 
 
+GOLDEN_RECORD = (
+    "version = 1\n"
+    "[files]\n"
+    '"agents/research/agent.yaml" = ["files", "gone"]\n'
+    '"agents/support/agent.yaml" = ["files"]\n'
+)
+
+
 def golden_project(project: Project) -> None:
     project.write(
         "agents/research/agent.yaml",
@@ -189,6 +197,7 @@ def golden_project(project: Project) -> None:
     project.write("agents/support/agent.yaml", SUPPORT_HEAD + SUPPORT_OLD_MCP + SUPPORT_TAIL)
     project.write("agents/triage/agent.yaml", TRIAGE)
     project.write("holodeck/config.yaml", GLOBAL_HEAD + GLOBAL_TAIL)
+    project.write("mcp.synced.toml", GOLDEN_RECORD)  # the stale mcp tools are sync's own
     project.manifest(
         SERVERS["files"],
         SERVERS["notes"],

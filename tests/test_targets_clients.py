@@ -736,10 +736,22 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
     return make_project(tmp_path, monkeypatch)
 
 
+def write_before(project: Project, case: Case) -> Path:
+    """The case's file as an older sync left it: in a project file, its entries are recorded
+    in mcp.synced.toml as sync's own (stale ones go without --adopt)."""
+    if not case.rel.startswith("~"):
+        names = case.read(case.before)
+        for key in case.servers:
+            names = names[key]
+        listed = ", ".join(f'"{n}"' for n in sorted(names))
+        project.write("mcp.synced.toml", f'version = 1\n[files]\n"{case.rel}" = [{listed}]\n')
+    return project.write(case.rel, case.before)
+
+
 @pytest.mark.parametrize("kind", CASES)
 def test_golden_bytes(project: Project, kind: str) -> None:
     case = CASES[kind]
-    project.write(case.rel, case.before)
+    write_before(project, case)
     project.setup(FIVE, target(kind, **case.fields))
     assert project.read(case.rel) == case.after
 
@@ -747,7 +759,7 @@ def test_golden_bytes(project: Project, kind: str) -> None:
 @pytest.mark.parametrize("kind", CASES)
 def test_written_file_parses_by_the_clients_rules(project: Project, kind: str) -> None:
     case = CASES[kind]
-    project.write(case.rel, case.before)
+    write_before(project, case)
     project.setup(FIVE, target(kind, **case.fields))
     data = case.read(project.read(case.rel))
     servers = data
@@ -765,7 +777,7 @@ def test_second_sync_changes_nothing_and_a_hand_edit_fails_check(
     project: Project, kind: str
 ) -> None:
     case = CASES[kind]
-    path = project.write(case.rel, case.before)
+    path = write_before(project, case)
     project.setup(FIVE, target(kind, **case.fields))
     files = [path]
     if case.rel.startswith("~"):  # a user-scope file: the ownership ledger must stay too

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,44 +13,99 @@ from mcpsync.cli.context import Context
 from mcpsync.cli.meta import category, examples
 from mcpsync.cli.output import emit_json, json_option, note, say
 from mcpsync.errors import CheckFailed, EnvFailure, InputError
+from mcpsync.manifest import TARGET_KINDS
+from mcpsync.ownership import RECORD_NAME
 
 if TYPE_CHECKING:
+    from mcpsync.manifest import TargetSpec
     from mcpsync.project import Project
     from mcpsync.sync import SyncPlan
     from mcpsync.targets.base import FileChange
 
 
+@dataclass(frozen=True)
+class Run:
+    """What this run plans: the selected targets (None: all) and whether to adopt."""
+
+    only: list[TargetSpec] | None
+    adopt: bool
+
+
 @category("write", read_when=("check", "dry_run", "show_diff"))
-@examples("mcpsync sync", "mcpsync sync --check", "mcpsync sync --diff")
+@examples(
+    "mcpsync sync",
+    "mcpsync sync --check",
+    "mcpsync sync --diff",
+    "mcpsync sync --check --scope project",
+    "mcpsync sync --adopt --diff",
+)
 @click.command()
 @click.option("--check", is_flag=True, help="Exit 1 with a diff if any target differs.")
 @click.option("--dry-run", is_flag=True, help="Print what would change; write nothing.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing.")
 @click.option("--frozen", is_flag=True, help="Sync even if mcp.lock is stale for mcp.toml.")
+@click.option(
+    "--adopt",
+    is_flag=True,
+    help="Take over entries mcpsync did not write: replace or remove them as mcp.lock says.",
+)
+@click.option(
+    "--target",
+    "kinds",
+    multiple=True,
+    type=click.Choice(TARGET_KINDS),
+    metavar="KIND",
+    help="Only the [[targets]] of this kind (repeatable).",
+)
+@click.option(
+    "--scope",
+    type=click.Choice(("project", "user")),
+    help="Only project files (in the repository) or only user files (in the home directory).",
+)
 @json_option
 @click.pass_obj
 def sync(
-    ctx: Context, check: bool, dry_run: bool, show_diff: bool, frozen: bool, as_json: bool
+    ctx: Context,
+    check: bool,
+    dry_run: bool,
+    show_diff: bool,
+    frozen: bool,
+    adopt: bool,
+    kinds: tuple[str, ...],
+    scope: str | None,
+    as_json: bool,
 ) -> int:
     """Write the MCP entries of every [[targets]] file from mcp.lock (no network).
 
     Only the entries mcpsync owns change; every other byte of each file stays.
     All files are planned before any is written: one bad file means none is written.
+    An entry mcpsync did not write is never dropped silently: sync refuses, naming it,
+    unless --adopt. --target and --scope limit the run (CI: --check --scope project).
     """
     from mcpsync import project
+    from mcpsync import sync as sync_mod
 
     proj = project.load(ctx.root, registry_override=ctx.registry_override, timeout=ctx.timeout)
     lock = _fresh_lock(proj, frozen)
-    if not proj.manifest.targets:
-        note("mcp.toml declares no [[targets]]; nothing to sync.")
+    only = sync_mod.select(proj.manifest.targets, kinds, scope) if kinds or scope else None
+    if not proj.manifest.targets or only == []:
+        if proj.manifest.targets:
+            note(f"No [[targets]] in mcp.toml match {_filters(kinds, scope)}; nothing to sync.")
+        else:
+            note("mcp.toml declares no [[targets]]; nothing to sync.")
         if as_json:
             emit_json({"in_sync": True, "files": [], "missing_env": []})
         return 0
     home = Path(os.path.expanduser("~"))
+    run = Run(only, adopt)
     if check or dry_run or show_diff:
-        the_plan = _plan(proj, lock, home)
+        the_plan = _plan(proj, lock, home, run)
         return _preview(proj, the_plan, check=check, as_json=as_json)
-    return _write(proj, lock, home, as_json)
+    return _write(proj, lock, home, run, as_json)
+
+
+def _filters(kinds: tuple[str, ...], scope: str | None) -> str:
+    return " ".join([*(f"--target {k}" for k in kinds), *([f"--scope {scope}"] if scope else [])])
 
 
 def _fresh_lock(proj: Project, frozen: bool) -> Any:
@@ -67,9 +123,11 @@ def _fresh_lock(proj: Project, frozen: bool) -> Any:
     return lock
 
 
-def _plan(proj: Project, lock: Any, home: Path, again: SyncPlan | None = None) -> SyncPlan:
+def _plan(
+    proj: Project, lock: Any, home: Path, run: Run, again: SyncPlan | None = None
+) -> SyncPlan:
     from mcpsync import sync as sync_mod
-    from mcpsync.ownership import Ledger, state_dir
+    from mcpsync.ownership import Ledger, Record, state_dir
     from mcpsync.targets.base import SyncContext
 
     project_id = os.path.realpath(proj.manifest.path)
@@ -83,11 +141,13 @@ def _plan(proj: Project, lock: Any, home: Path, again: SyncPlan | None = None) -
         stamps=stamps,
         stamps_path=stamps_path,
         stamps_text=stamps_text,
+        record=Record.load(proj.root),
+        adopt=run.adopt,
     )
-    return sync_mod.plan(proj.manifest, lock, ctx, again=again)
+    return sync_mod.plan(proj.manifest, lock, ctx, again=again, only=run.only)
 
 
-def _write(proj: Project, lock: Any, home: Path, as_json: bool) -> int:
+def _write(proj: Project, lock: Any, home: Path, run: Run, as_json: bool) -> int:
     import contextlib
 
     from mcpsync import sync as sync_mod
@@ -96,7 +156,7 @@ def _write(proj: Project, lock: Any, home: Path, as_json: bool) -> int:
 
     with contextlib.ExitStack() as stack:
         stack.enter_context(project_lock(proj.root))
-        the_plan = _plan(proj, lock, home)
+        the_plan = _plan(proj, lock, home, run)
         if any(c.shared for c in the_plan.changes):
             # Projects that share user-scope files serialize on the ledger's directory, from
             # the very first run (which creates it); plan the shared files again under that
@@ -107,18 +167,32 @@ def _write(proj: Project, lock: Any, home: Path, as_json: bool) -> int:
             except OSError as exc:
                 raise EnvFailure(f"Cannot create {shared}: {exc.strerror}") from None
             stack.enter_context(project_lock(shared))
-            the_plan = _plan(proj, lock, home, again=the_plan)
+            the_plan = _plan(proj, lock, home, run, again=the_plan)
+        if not run.adopt:
+            sync_mod.refuse_foreign(the_plan, proj.root)
         written = sync_mod.write(the_plan)
     if as_json:
         emit_json(_json(proj, the_plan, include_diff=False))
         return 0
     for change in written:
         note(f"{'Created' if change.old is None else 'Updated'} {_show(proj, change)}")
+        for entry in change.foreign:
+            what = "removed" if entry.removed else "replaced"
+            note(f"  adopted {entry.describe()}: {what}; it was {_compact(entry.old)}")
     if not written:
         note(f"{len(the_plan.changes)} file(s) already match mcp.lock.")
+    record = the_plan.ctx.record
+    if record and record.text is None and the_plan.record_new is not None:
+        note(f"Created {RECORD_NAME} (commit it: it records which entries sync wrote)")
     for line in the_plan.notes:
         note(line)
     return 0
+
+
+def _compact(value: Any) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _preview(proj: Project, the_plan: SyncPlan, *, check: bool, as_json: bool) -> int:
@@ -138,7 +212,33 @@ def _preview(proj: Project, the_plan: SyncPlan, *, check: bool, as_json: bool) -
             note(f"{len(the_plan.changes)} file(s) already match mcp.lock.")
         else:
             note(summary + " (nothing written)")
+        _preview_notes(proj, the_plan, check=check)
     return 1 if check and changed else 0
+
+
+def _preview_notes(proj: Project, the_plan: SyncPlan, *, check: bool) -> None:
+    """What a diff alone does not say: entries sync would refuse to take over, and user
+    files missing on this machine (an empty HOME in CI)."""
+    adopt = the_plan.ctx.adopt
+    for change in the_plan.foreign:
+        for entry in change.foreign:
+            if adopt:
+                note(
+                    f"{_show(proj, change)}: {entry.describe()} was not written by mcpsync; "
+                    f"--adopt {'removes' if entry.removed else 'replaces'} it"
+                )
+            else:
+                note(
+                    f"{_show(proj, change)}: {entry.describe()} was not written by mcpsync; "
+                    "`mcpsync sync` refuses to replace or remove it without --adopt"
+                )
+    missing = [c for c in the_plan.changed if c.shared and c.old is None]
+    if check and missing:
+        note(
+            f"{', '.join(_show(proj, c) for c in missing)}: not on this machine (user scope, "
+            "outside the repository); to check only the repository's files, as in CI, run "
+            "`mcpsync sync --check --scope project`"
+        )
 
 
 def _show(proj: Project, change: FileChange) -> str:
@@ -164,6 +264,11 @@ def _json(proj: Project, the_plan: SyncPlan, *, include_diff: bool) -> dict[str,
         }
         if include_diff and change.changed:
             row["diff"] = sync_mod.diff(change, proj.root)
+        if change.foreign:
+            row["foreign"] = [
+                {"name": f.name, "action": "remove" if f.removed else "replace", "old": f.old}
+                for f in change.foreign
+            ]
         files.append(row)
     return {
         "in_sync": not the_plan.changed,

@@ -30,3 +30,19 @@ def make(spec: TargetSpec) -> Target:
         raise InputError(f"mcp.toml: target kind '{spec.kind}' is not supported yet")
     module, cls = where.split(":")
     return getattr(importlib.import_module(module), cls)(spec)  # type: ignore[no-any-return]
+
+
+def scope(spec: TargetSpec) -> str:
+    """Where a target's file lives: "project" (in the repository) or "user" (in the home
+    directory, shared with the user and other projects), as the target itself decides."""
+    if spec.kind == "holodeck-agent":
+        return "project"
+    if spec.kind == "holodeck-global":
+        return "user"
+    if spec.scope is not None:
+        return spec.scope
+    if spec.kind in ("vscode", "codex"):
+        return "project"
+    from mcpsync.targets.clients import CLIENTS
+
+    return "project" if CLIENTS[spec.kind].project_file else "user"

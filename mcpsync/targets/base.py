@@ -24,7 +24,7 @@ from mcpsync.lockfile import LockedServer
 from mcpsync.manifest import TargetSpec
 
 if TYPE_CHECKING:
-    from mcpsync.ownership import Ledger
+    from mcpsync.ownership import Foreign, Ledger, Record
 
 
 @dataclass(frozen=True)
@@ -35,11 +35,12 @@ class FileChange:
     old: str | None
     new: str
     target: str  # a label such as "holodeck-agent #1"
-    owned: tuple[str, ...] = ()  # entry names this project owns in a shared file afterwards
+    owned: tuple[str, ...] = ()  # entry names this project owns in the file afterwards
     shared: bool = False  # a user-scope file other projects and the user also write
     missing_env: tuple[str, ...] = ()  # variables the user must export (no reference syntax)
     notes: tuple[str, ...] = ()  # what the user should know about this file (not errors)
     stamp: str | None = None  # digest of everything but the file's text that `new` depends on
+    foreign: tuple[Foreign, ...] = ()  # entries mcpsync did not write that `new` takes over
 
     @functools.cached_property
     def real(self) -> Path:  # asked for several times per run; realpath costs a syscall a part
@@ -64,6 +65,10 @@ class SyncContext:
     stamps_path: Path | None = None  # where this project's stamps are kept (a cache)
     stamps_text: str | None = None  # as read, to tell whether they changed
     reals: dict[Path, Path] = field(default_factory=dict)  # path -> real_target(path)
+    record: Record | None = None  # what sync wrote in this project's own files (mcp.synced.toml)
+    adopt: bool = False  # replace the user's own entries of a name the lock writes
+    # real path -> entries mcpsync did not write that the planned change replaces or removes
+    found: dict[Path, list[Foreign]] = field(default_factory=dict)
 
     def real(self, path: Path) -> Path:
         """real_target(path), resolved once a run (the stamps and the read cache both ask)."""
@@ -76,6 +81,15 @@ class SyncContext:
         """Whether `text` is exactly what a sync produced at `path` from the inputs `stamp`
         names: then editing it again would give `text` back, and parsing can be skipped."""
         return self.stamps.get(str(self.real(path))) == (text_digest(text), stamp)
+
+    def recorded(self, path: Path) -> set[str]:
+        """Entry names the project's record says sync wrote in `path`, a project file."""
+        return self.record.names(path) if self.record else set()
+
+    def take(self, path: Path, found: Sequence[Foreign]) -> None:
+        """Note entries of `path` that mcpsync did not write and the plan takes over."""
+        if found:
+            self.found.setdefault(self.real(path), []).extend(found)
 
     def read(self, path: Path) -> str | None:
         real = self.real(path)
@@ -138,13 +152,26 @@ def removals(
     shared: bool,
 ) -> set[str]:
     """Names of present entries to delete from a file's server map or list. A file of this
-    project's own (not shared): every name not in `entries`. A shared (user-scope) file: only
-    this project's stale entries, and ownership.claim refuses to overwrite someone else's."""
-    if not shared:
-        return set(existing) - set(entries)
-    from mcpsync.ownership import claim
+    project's own (not shared): every name not in `entries`; those sync did not write are
+    noted (ctx.take) for the caller to refuse or adopt. A shared (user-scope) file: only this
+    project's stale entries, and ownership.claim refuses to overwrite someone else's."""
+    from mcpsync import ownership
 
-    ours = claim(ctx.ledger, ctx.real(path), ctx.project_id, existing, entries, label(spec))
+    if not shared:
+        ctx.take(path, ownership.foreign(ctx.recorded(path), existing.items(), entries))
+        return set(existing) - set(entries)
+    taken: list[Foreign] = []
+    ours = ownership.claim(
+        ctx.ledger,
+        ctx.real(path),
+        ctx.project_id,
+        existing,
+        entries,
+        label(spec),
+        adopt=ctx.adopt,
+        taken=taken,
+    )
+    ctx.take(path, taken)
     return ours - set(entries)
 
 
@@ -162,8 +189,7 @@ def map_change(
     would hold no entry (an empty one is not created)."""
     if old is None and not entries:
         return []
-    owned = tuple(entries) if shared else ()
-    return [FileChange(path, old, new, label(spec), owned, shared, missing_env)]
+    return [FileChange(path, old, new, label(spec), tuple(entries), shared, missing_env)]
 
 
 def label(spec: TargetSpec) -> str:

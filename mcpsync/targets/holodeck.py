@@ -1,5 +1,8 @@
 """HoloDeck targets: agent.yaml `tools:` and the global config's `mcp_servers:`.
 
+agent.yaml is a project file: its `type: mcp` tools are generated from the lock, and a tool
+sync did not write (per mcp.synced.toml, see ownership.py) is taken over only with --adopt.
+
 Rules from HoloDeck 0.7.1 (holodeck/models/tool.py MCPTool, config/loader.py): names match
 ^[0-9A-Za-z_]+$, unknown keys are rejected, stdio `command` is one of npx/node/uvx/docker,
 transports are stdio/sse/http (http = streamable HTTP), `${VAR}` is substituted at load time,
@@ -16,6 +19,7 @@ from typing import Any
 from mcpsync.errors import InputError
 from mcpsync.lockfile import LockedServer
 from mcpsync.manifest import TargetSpec
+from mcpsync.ownership import foreign
 from mcpsync.targets.base import (
     REFERENCE_RE,
     FileChange,
@@ -105,10 +109,13 @@ class AgentTarget:
         for path in self._files(ctx):
             old = ctx.read(path) or ""
             if ctx.unchanged_since_sync(path, old, inputs):
-                new = old  # a no-op sync of an untouched file needs no parse
+                new = old  # a no-op sync of an untouched file needs no parse (and every
+                # `type: mcp` tool in it is one sync wrote)
             else:
-                new = _edit_tools(old, path, entries)
-            changes.append(FileChange(path, old, new, label(self.spec), stamp=inputs))
+                new, tools = _edit_tools(old, path, entries)
+                ctx.take(path, foreign(ctx.recorded(path), tools, entries))
+            owned = tuple(entries)
+            changes.append(FileChange(path, old, new, label(self.spec), owned, stamp=inputs))
         return changes
 
     def _files(self, ctx: SyncContext) -> list[Path]:
@@ -134,14 +141,20 @@ def _glob(pattern: Path) -> list[Path]:
     return sorted(p for p in base.glob(rest) if p.is_file())
 
 
-def _edit_tools(text: str, path: Path, entries: dict[str, dict[str, Any]]) -> str:
-    """agent.yaml with its `type: mcp` tools replaced by `entries`, parsing the file once."""
+def _edit_tools(
+    text: str, path: Path, entries: dict[str, dict[str, Any]]
+) -> tuple[str, list[tuple[str, Any]]]:
+    """agent.yaml with its `type: mcp` tools replaced by `entries`, parsing the file once;
+    and the (name, tool) of every `type: mcp` tool it held."""
     from mcpsync.edit import yamledit
 
     taken: list[dict[str, Any]] = []  # other tools named like one of our entries
+    mcp: list[tuple[str, Any]] = []
 
     def managed(item: Any) -> bool:  # called on every item of `tools`
         if _is_mcp(item):
+            name = item.get("name")
+            mcp.append((name if isinstance(name, str) else "", item))
             return True
         if isinstance(item, dict) and item.get("name") in entries:
             taken.append(item)
@@ -155,7 +168,7 @@ def _edit_tools(text: str, path: Path, entries: dict[str, dict[str, Any]]) -> st
             "File not modified.",
             hint="rename the server's alias in mcp.toml",
         )
-    return new
+    return new, mcp
 
 
 def _is_mcp(item: Any) -> bool:
