@@ -268,3 +268,19 @@ def test_a_filtered_sync_keeps_the_record_of_other_files(project: Project) -> No
     assert project.read(RECORD) == full.replace(
         b'".mcp.json" = ["files"]', b'".mcp.json" = ["files", "notes"]'
     )
+
+
+def test_json_reports_a_yaml_date_in_a_foreign_entry_as_text(project: Project) -> None:
+    project.write("agents/a/agent.yaml", "tools:\n  - {name: x, type: mcp, since: 2024-01-31}\n")
+    project.manifest(SERVERS["files"], AGENT_TARGET)
+    project.lock()
+    result = project.sync("--dry-run", "--json")
+    assert result.code == 0, result.text
+    (row,) = result.json()["files"]
+    assert row["foreign"] == [
+        {
+            "name": "x",
+            "action": "remove",
+            "old": {"name": "x", "type": "mcp", "since": "2024-01-31"},
+        }
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -190,8 +191,6 @@ def _write(proj: Project, lock: Any, home: Path, run: Run, as_json: bool) -> int
 
 
 def _compact(value: Any) -> str:
-    import json
-
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
@@ -266,7 +265,11 @@ def _json(proj: Project, the_plan: SyncPlan, *, include_diff: bool) -> dict[str,
             row["diff"] = sync_mod.diff(change, proj.root)
         if change.foreign:
             row["foreign"] = [
-                {"name": f.name, "action": "remove" if f.removed else "replace", "old": f.old}
+                {
+                    "name": f.name,
+                    "action": "remove" if f.removed else "replace",
+                    "old": json.loads(_compact(f.old)),  # a YAML/TOML date becomes a string
+                }
                 for f in change.foreign
             ]
         files.append(row)
