@@ -1,4 +1,4 @@
-"""Who wrote which entry of a shared (user-scope) config file: the ownership ledger.
+"""Who wrote which entry of a config file: the ledger (user scope) and the record (project).
 
 Files such as ~/.holodeck/config.yaml or ~/.claude.json are shared by every project on the
 machine and by the user's own hand edits. HoloDeck and most clients reject unknown keys, so an
@@ -217,7 +217,11 @@ class Record:
             isinstance(v, list) and all(isinstance(n, str) for n in v) for v in files.values()
         )
         if not valid or not isinstance(data.get("version"), int):
-            raise InputError(f"Invalid {path}: `files` must map paths to lists of names", hint=hint)
+            raise InputError(
+                f"Invalid {path}: expected `version = {RECORD_VERSION}` and a [files] table of "
+                '"path" = ["name", ...]',
+                hint=hint,
+            )
         if data["version"] > RECORD_VERSION:
             raise InputError(
                 f"{path} has version {data['version']}, newer than this mcpsync knows "

@@ -251,8 +251,14 @@ def test_a_broken_record_is_named_and_nothing_is_written(project: Project) -> No
     result = project.sync("--adopt")
     assert result.code == 2
     assert result.err.startswith(
-        f"error: Invalid {project.path(RECORD)}: `files` must map paths to lists of names\n"
+        f"error: Invalid {project.path(RECORD)}: expected `version = 1` and a [files] table "
+        'of "path" = ["name", ...]\n'
     )
+    assert snapshot([path]) == before
+    project.write(RECORD, "version = 2\n")
+    newer = project.sync()
+    assert newer.code == 2
+    assert f"{project.path(RECORD)} has version 2, newer than this mcpsync knows (1)" in newer.err
     assert snapshot([path]) == before
 
 
