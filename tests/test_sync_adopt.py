@@ -150,10 +150,13 @@ def test_entries_that_already_match_the_lock_are_adopted_silently(project: Proje
     project.lock()
     age([path])
     before = snapshot([path])
-    assert project.sync("--check").code == 0
+    check = project.sync("--check")
+    assert check.code == 0
+    assert f"{RECORD} is missing: run `mcpsync sync` and commit it" in check.err
     result = project.sync()
     assert result.code == 0, result.text
     assert snapshot([path]) == before
+    assert RECORD not in project.sync("--check").err
     assert '"agents/a/agent.yaml" = ["files"]' in project.read(RECORD).decode()
 
 

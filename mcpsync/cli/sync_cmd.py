@@ -238,6 +238,11 @@ def _preview_notes(proj: Project, the_plan: SyncPlan, *, check: bool) -> None:
             "outside the repository); to check only the repository's files, as in CI, run "
             "`mcpsync sync --check --scope project`"
         )
+    record = the_plan.ctx.record
+    if not the_plan.changed and record and the_plan.record_new not in (None, record.text):
+        # the configs match, but a fresh clone would not know which entries sync wrote
+        state = "is missing" if record.text is None else "is not up to date"
+        note(f"{RECORD_NAME} {state}: run `mcpsync sync` and commit it (it does not fail --check)")
 
 
 def _show(proj: Project, change: FileChange) -> str:
