@@ -211,7 +211,7 @@ class Record:
         if text is None:
             return cls(path, root)
         hint = "fix it, or delete it and run `mcpsync sync --adopt` to take every entry over"
-        data = parse_toml(text, path, hint=hint)
+        data = _read_canonical(text) or parse_toml(text, path, hint=hint)
         files = data.get("files", {})
         valid = isinstance(files, dict) and all(
             isinstance(v, list) and all(isinstance(n, str) for n in v) for v in files.values()
@@ -240,13 +240,36 @@ class Record:
         return set(self.files.get(self.key(config), ()))
 
     def dumps(self, files: Mapping[str, Iterable[str]]) -> str:
-        lines = [RECORD_HEADER, f"version = {RECORD_VERSION}\n", "\n[files]\n"]
-        for key, names in sorted(files.items()):
-            values = ", ".join(_toml_string(n) for n in sorted(set(names)))
-            lines.append(f"{_toml_string(key)} = [{values}]\n")
-        return "".join(lines)
+        return _dumps(files)
 
 
-def _toml_string(text: str) -> str:
-    """A TOML basic string: JSON's escapes are TOML's, except that TOML also escapes DEL."""
-    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+_HEAD = f"{RECORD_HEADER}version = {RECORD_VERSION}\n\n[files]\n"
+
+
+def _dumps(files: Mapping[str, Iterable[str]]) -> str:
+    # a JSON string or array of strings is TOML too, once DEL is escaped as TOML requires
+    lines = [
+        f"{_json(key)} = {_json(sorted(set(names)))}\n" for key, names in sorted(files.items())
+    ]
+    return _HEAD + "".join(lines)
+
+
+def _json(value: str | list[str]) -> str:
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def _read_canonical(text: str) -> dict[str, Any] | None:
+    """The record as `_dumps` writes it, read without a TOML parser: a no-op sync reads it on
+    every run, and tomllib takes tens of milliseconds for hundreds of files. None when the
+    text is not exactly in that form (edited by hand): then it is parsed as TOML."""
+    if not text.startswith(_HEAD):
+        return None
+    files: dict[str, Any] = {}
+    try:
+        for line in text[len(_HEAD) :].splitlines():
+            key, _, value = line.partition(" = ")
+            files[json.loads(key)] = json.loads(value)
+        same = _dumps(files) == text  # what was read writes back the same bytes
+    except (ValueError, TypeError):
+        return None
+    return {"version": RECORD_VERSION, "files": files} if same else None

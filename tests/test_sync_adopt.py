@@ -293,3 +293,22 @@ def test_json_reports_a_yaml_date_in_a_foreign_entry_as_text(project: Project) -
             "old": {"name": "x", "type": "mcp", "since": "2024-01-31"},
         }
     ]
+
+
+def test_the_record_round_trips_odd_paths_and_names_as_valid_toml(tmp_path: Path) -> None:
+    from mcpsync.manifest import parse_toml
+    from mcpsync.ownership import Record
+
+    files = {
+        'a = b/"q"/.mcp.json': ["z", "a"],
+        "ü/agent.yaml": ["del\x7f", "tab\t", "back\\slash"],
+        ".mcp.json": [],
+    }
+    text = Record(tmp_path / RECORD, tmp_path).dumps(files)
+    data = parse_toml(text, tmp_path / RECORD)  # what any TOML reader sees
+    assert data == {"version": 1, "files": {k: sorted(v) for k, v in files.items()}}
+    (tmp_path / RECORD).write_text(text, encoding="utf-8")
+    assert Record.load(tmp_path).files == data["files"]  # the fast reader agrees
+    hand = text.replace("version = 1\n", "version = 1  # by hand\n")
+    (tmp_path / RECORD).write_text(hand, encoding="utf-8")
+    assert Record.load(tmp_path).files == data["files"]  # not canonical: read as TOML
