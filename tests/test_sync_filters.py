@@ -13,6 +13,8 @@ import yaml
 from project_helpers import age, snapshot
 from sync_helpers import AGENT_TARGET, SERVERS, Project, make_project
 
+from mcpsync.manifest import TARGET_KINDS
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # project files: agent.yaml, .mcp.json; user files: ~/.holodeck/config.yaml, ~/.codex/config.toml
@@ -187,3 +189,18 @@ def test_the_readmes_ci_recipe_passes_on_an_empty_home(tmp_path: Path, project: 
     drift = run_ci(ci_recipe(), project, env)
     assert drift.returncode == 1
     assert "1 of 2 file(s) differ from mcp.lock: .mcp.json" in drift.stderr
+
+
+@pytest.mark.parametrize("kind", [k for k in TARGET_KINDS if k != "holodeck-agent"])
+def test_scope_agrees_with_where_each_kind_writes(project: Project, kind: str) -> None:
+    """--scope selects by the file each target really writes: under HOME means user."""
+    path = '\npath = "~/desktop.json"' if kind == "claude-desktop" else ""  # no Linux default
+    project.manifest(SERVERS["files"], f'[[targets]]\nkind = "{kind}"{path}\n')
+    project.lock()
+    rows = {
+        scope: project.sync("--dry-run", "--json", "--scope", scope).json()["files"]
+        for scope in ("project", "user")
+    }
+    ((scope, (row,)),) = [(s, r) for s, r in rows.items() if r]
+    in_home = Path(row["path"]).is_absolute() and Path(row["path"]).is_relative_to(project.home)
+    assert (scope == "user") == in_home, row
