@@ -56,7 +56,7 @@ def import_cmd(
     Entries are matched to registry servers by package or url where possible (pinned to the
     version the file runs); the rest become custom servers. Secrets are never copied: a
     literal secret becomes a ${NAME} reference to export. The files themselves are not
-    changed; `mcpsync sync` writes them from the lock afterwards.
+    changed; `mcpsync sync --adopt` writes them from the lock afterwards.
     """
     from mcpsync import importer
     from mcpsync.errors import RegistryError
@@ -178,6 +178,9 @@ def _report(result: ImportPlan, path: Path, as_json: bool, *, dry_run: bool, cha
     if dry_run:
         note(f"Dry run: {path.name} and mcp.lock not written.")
     elif changed:
-        note(f"Wrote {path.name}. Next: `mcpsync sync` writes the configs from the lock.")
+        note(
+            f"Wrote {path.name}. Next: `mcpsync sync --adopt` writes the configs from the lock, "
+            "taking over the entries it imported (`--diff` first shows what changes)."
+        )
     else:
         note(f"{path.name} already holds every server of these files.")
