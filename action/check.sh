@@ -31,8 +31,9 @@ if [ "${MCPSYNC_ACTION_LOCK_CHECK:-true}" = "true" ]; then
   run_check "mcpsync lock --check" mcpsync lock --check
 fi
 if [ "${MCPSYNC_ACTION_SYNC_CHECK:-true}" = "true" ]; then
-  # shellcheck disable=SC2086  # sync-args is a list of words by design
-  run_check "mcpsync sync --check ${MCPSYNC_ACTION_SYNC_ARGS:-}" mcpsync sync --check ${MCPSYNC_ACTION_SYNC_ARGS:-}
+  # shellcheck disable=SC2206  # sync-args is a list of words by design
+  args=(${MCPSYNC_ACTION_SYNC_ARGS:-})
+  run_check "$(echo mcpsync sync --check "${args[@]}")" mcpsync sync --check "${args[@]}"
 fi
 if [ "$status" -eq 0 ]; then result=ok; else result=drift; fi
 [ -n "${GITHUB_OUTPUT:-}" ] && echo "result=$result" >> "$GITHUB_OUTPUT"

@@ -164,7 +164,7 @@ def test_precommit_lock_hook_fails_a_stale_lock_and_passes_a_fresh_one(
     stale = _try_repo(repo, "mcpsync-lock-check", env)
     assert stale.returncode == 1, stale.stdout + stale.stderr
     assert re.search(r"mcp\.lock matches mcp\.toml\.+Failed", stale.stdout)
-    assert "files" in stale.stdout and "stale" in stale.stdout
+    assert "server 'files': version changed \"^1.1\" -> \"^2.0\"" in stale.stdout
 
 
 def test_precommit_sync_hook_fails_a_hand_edited_config(
