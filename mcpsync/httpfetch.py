@@ -73,6 +73,7 @@ class Fetcher:
         headers: Mapping[str, str] | None = None,
         transport: httpx.BaseTransport | None = None,
         verify: ssl.SSLContext | bool = True,
+        auth: httpx.Auth | None = None,
     ) -> None:
         self.timeout = timeout
         self.retries = retries
@@ -90,6 +91,7 @@ class Fetcher:
             follow_redirects=True,
             transport=transport,
             verify=verify,
+            auth=auth,
         )
 
     @property

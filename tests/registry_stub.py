@@ -16,6 +16,7 @@ import base64
 import binascii
 import collections
 import json
+import ssl
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -407,7 +408,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         stub = self.server.stub
-        number = stub._record(self.path)
+        number = stub._record(self.path, self.headers.get("Authorization"))
+        if stub.auth is not None and self.headers.get("Authorization") != stub.auth:
+            self._send(_Problem(401, "authentication required").answer(), number)
+            return
         faults = stub.faults
         if faults.latency:
             time.sleep(faults.latency)
@@ -461,11 +465,25 @@ class RegistryStub:
 
     Request counters: `request_count` (all requests), `path_counts` (a Counter keyed by the
     raw request path, percent-encoding kept, query left off) and `requests` (raw targets in
-    arrival order). `reset_counts()` zeroes them."""
+    arrival order). `reset_counts()` zeroes them.
 
-    def __init__(self, items: Iterable[Item] = (), *, faults: Faults | None = None) -> None:
+    A private registry: `tls` (a server-side SSLContext) serves https; `auth` (an exact
+    Authorization header value) answers 401 to any request without it; `authorizations` holds
+    the header each request carried."""
+
+    def __init__(
+        self,
+        items: Iterable[Item] = (),
+        *,
+        faults: Faults | None = None,
+        tls: ssl.SSLContext | None = None,
+        auth: str | None = None,
+    ) -> None:
         self.catalog = _Catalog(items)
         self.faults = faults or Faults()
+        self.tls = tls
+        self.auth = auth
+        self.authorizations: list[str | None] = []
         self.requests: list[str] = []
         self.path_counts: collections.Counter[str] = collections.Counter()
         self._lock = threading.Lock()
@@ -486,7 +504,7 @@ class RegistryStub:
         if self._server is None:
             raise RuntimeError("the registry stub is not started")
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return f"{'https' if self.tls else 'http'}://{host!s}:{port}"
 
     @property
     def request_count(self) -> int:
@@ -506,6 +524,8 @@ class RegistryStub:
     def start(self) -> RegistryStub:
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.stub = self
+        if self.tls is not None:
+            self._server.socket = self.tls.wrap_socket(self._server.socket, server_side=True)
         # A short poll interval keeps stop() (and so every test's teardown) fast.
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
@@ -532,8 +552,9 @@ class RegistryStub:
     ) -> None:
         self.stop()
 
-    def _record(self, target: str) -> int:
+    def _record(self, target: str, authorization: str | None = None) -> int:
         with self._lock:
+            self.authorizations.append(authorization)
             self.requests.append(target)
             self.path_counts[urlsplit(target).path] += 1
             return len(self.requests)

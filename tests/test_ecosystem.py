@@ -56,8 +56,17 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(
         REPO,
         src,
-        ignore=shutil.ignore_patterns(".git", ".venv*", ".cache", "*.egg-info", "__pycache__",
-                                      "build", "dist", "node_modules", ".*_cache"),
+        ignore=shutil.ignore_patterns(
+            ".git",
+            ".venv*",
+            ".cache",
+            "*.egg-info",
+            "__pycache__",
+            "build",
+            "dist",
+            "node_modules",
+            ".*_cache",
+        ),
     )
     _run([sys.executable, "-m", "build", "--outdir", str(out), str(src)], src, dict(os.environ))
     return out
@@ -101,8 +110,13 @@ def test_wheel_and_sdist_carry_the_metadata(dist: Path) -> None:
 def test_pipx_installs_the_wheel_and_runs_the_quickstart(dist: Path, tmp_path: Path) -> None:
     (wheel,) = dist.glob("mcpsync-*.whl")
     pipx_home, bin_dir = tmp_path / "pipx", tmp_path / "bin"
-    env = _env(tmp_path, PIPX_HOME=str(pipx_home), PIPX_BIN_DIR=str(bin_dir),
-               PIPX_MAN_DIR=str(tmp_path / "man"), PIPX_DEFAULT_PYTHON=sys.executable)
+    env = _env(
+        tmp_path,
+        PIPX_HOME=str(pipx_home),
+        PIPX_BIN_DIR=str(bin_dir),
+        PIPX_MAN_DIR=str(tmp_path / "man"),
+        PIPX_DEFAULT_PYTHON=sys.executable,
+    )
     _run([_tool("pipx"), "install", str(wheel)], tmp_path, env)
     command = bin_dir / "mcpsync"
     assert "mcpsync, version" in _run([str(command), "--version"], tmp_path, env)
@@ -112,8 +126,13 @@ def test_pipx_installs_the_wheel_and_runs_the_quickstart(dist: Path, tmp_path: P
 def test_uv_tool_installs_the_sdist_and_runs_the_quickstart(dist: Path, tmp_path: Path) -> None:
     (sdist,) = dist.glob("mcpsync-*.tar.gz")
     bin_dir = tmp_path / "bin"
-    env = _env(tmp_path, UV_TOOL_DIR=str(tmp_path / "tools"), UV_TOOL_BIN_DIR=str(bin_dir),
-               UV_PYTHON=sys.executable, UV_PYTHON_DOWNLOADS="never")
+    env = _env(
+        tmp_path,
+        UV_TOOL_DIR=str(tmp_path / "tools"),
+        UV_TOOL_BIN_DIR=str(bin_dir),
+        UV_PYTHON=sys.executable,
+        UV_PYTHON_DOWNLOADS="never",
+    )
     _run([_tool("uv"), "tool", "install", str(sdist)], tmp_path, env)
     _quickstart(str(bin_dir / "mcpsync"), tmp_path)
 
@@ -143,7 +162,12 @@ def _project_repo(tmp: Path, env: dict[str, str]) -> Path:
 def _try_repo(repo: Path, hook: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [_tool("pre-commit"), "try-repo", str(REPO), hook],
-        cwd=repo, env=env, capture_output=True, text=True, timeout=600, check=False,
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
 
 
@@ -164,7 +188,7 @@ def test_precommit_lock_hook_fails_a_stale_lock_and_passes_a_fresh_one(
     stale = _try_repo(repo, "mcpsync-lock-check", env)
     assert stale.returncode == 1, stale.stdout + stale.stderr
     assert re.search(r"mcp\.lock matches mcp\.toml\.+Failed", stale.stdout)
-    assert "server 'files': version changed \"^1.1\" -> \"^2.0\"" in stale.stdout
+    assert 'server \'files\': version changed "^1.1" -> "^2.0"' in stale.stdout
 
 
 def test_precommit_sync_hook_fails_a_hand_edited_config(
@@ -177,8 +201,11 @@ def test_precommit_sync_hook_fails_a_hand_edited_config(
     passed = _try_repo(repo, "mcpsync-sync-check", env)
     assert passed.returncode == 0, passed.stdout + passed.stderr
     agent = repo / "agents" / "research" / "agent.yaml"
-    agent.write_text(agent.read_text().replace("registry_name: io.github.acme/files",
-                                               "registry_name: io.github.evil/files"))
+    agent.write_text(
+        agent.read_text().replace(
+            "registry_name: io.github.acme/files", "registry_name: io.github.evil/files"
+        )
+    )
     _git(repo, "add", ".")
     failed = _try_repo(repo, "mcpsync-sync-check", env)
     assert failed.returncode == 1, failed.stdout + failed.stderr
@@ -217,9 +244,13 @@ class Runner:
         self.env = _env(tmp / "home")
         (tmp / "home").mkdir()
         self.env.update(
-            CI="true", GITHUB_ACTIONS="true", GITHUB_ACTION_PATH=str(REPO),
-            GITHUB_WORKSPACE=str(workspace), GITHUB_STEP_SUMMARY=str(self.summary),
-            GITHUB_PATH=str(self.path_file), GITHUB_OUTPUT=str(self.output_file),
+            CI="true",
+            GITHUB_ACTIONS="true",
+            GITHUB_ACTION_PATH=str(REPO),
+            GITHUB_WORKSPACE=str(workspace),
+            GITHUB_STEP_SUMMARY=str(self.summary),
+            GITHUB_PATH=str(self.path_file),
+            GITHUB_OUTPUT=str(self.output_file),
             RUNNER_TEMP=str(tmp / "runner-temp"),
         )
 
@@ -244,8 +275,13 @@ class Runner:
             cwd = self.workspace / self._expand(step.get("working-directory", "."))
             assert step["shell"] == "bash"
             result = subprocess.run(
-                ["bash", "-e", "-c", self._expand(step["run"])], cwd=cwd, env=env,
-                capture_output=True, text=True, timeout=600, check=False,
+                ["bash", "-e", "-c", self._expand(step["run"])],
+                cwd=cwd,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
             )
             done.append(result)
             if result.returncode != 0:

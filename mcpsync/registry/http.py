@@ -21,6 +21,7 @@ from mcpsync.errors import InputError, NotFound, RegistryError
 from mcpsync.httpfetch import Fetcher, Transient, concurrently, detail, phrase, text, tls_for
 from mcpsync.httpfetch import retry_after as _retry_after
 from mcpsync.registry import parse_server_list, server_not_found, version_not_found
+from mcpsync.registry.auth import TOKEN_ENV, registry_auth
 from mcpsync.registry.base import ServerEntry
 
 API = "/v0.1/servers"
@@ -65,6 +66,7 @@ class HttpRegistry:
             headers={"Accept": "application/json"},
             transport=transport,
             verify=tls_for(url),
+            auth=registry_auth(url),
         )
 
     # --- the Registry protocol --------------------------------------------------------------
@@ -225,7 +227,10 @@ class HttpRegistry:
         if status == 404:
             raise _Missing()
         said = f"answered {status} {phrase(status)}{detail(body)}"
-        raise RegistryError(f"Registry {self.url} {said} (GET {target})")
+        hint = None
+        if status in (401, 403):
+            hint = f"a private registry? set {TOKEN_ENV} or add its host to ~/.netrc"
+        raise RegistryError(f"Registry {self.url} {said} (GET {target})", hint=hint)
 
     def _decode(self, body: bytes) -> Any:
         # Retried: a body cut short by a proxy is as transient as a dropped connection.
