@@ -150,6 +150,31 @@ def refuse_foreign(the_plan: SyncPlan, root: Path) -> None:
     )
 
 
+def make_context(
+    root: Path, manifest_path: Path, home: Path, *, adopt: bool = False
+) -> SyncContext:
+    """What targets may know about a run of this project: its ledger, record and stamps as
+    read. `adopt`: take over entries sync did not write (`sync --adopt`)."""
+    import os
+
+    from mcpsync.ownership import Ledger, Record, state_dir
+
+    project_id = os.path.realpath(manifest_path)
+    stamps_path = stamps_file(state_dir(home), project_id)
+    stamps, stamps_text = load_stamps(stamps_path)
+    return SyncContext(
+        root=root,
+        home=home,
+        project_id=project_id,
+        ledger=Ledger.load(home),
+        stamps=stamps,
+        stamps_path=stamps_path,
+        stamps_text=stamps_text,
+        record=Record.load(root),
+        adopt=adopt,
+    )
+
+
 def stamps_file(state: Path, project_id: str) -> Path:
     """This project's stamps, beside the ownership ledger."""
     name = hashlib.sha256(project_id.encode("utf-8", "surrogatepass")).hexdigest()[:24]

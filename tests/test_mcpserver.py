@@ -119,6 +119,7 @@ def test_lists_three_tools(project: Path) -> None:
         "import",
         "lock",
         "sync",
+        "mirror",
     ]
     assert set(read.input_schema["properties"]) == {
         "command",

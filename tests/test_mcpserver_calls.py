@@ -247,6 +247,7 @@ def test_tool_schemas_list_the_commands(catalog: Catalog) -> None:
         "show",
         "list",
         "outdated",
+        "doctor",
     ]
     assert write.input_schema["properties"]["command"]["enum"] == [
         "init",
@@ -255,6 +256,7 @@ def test_tool_schemas_list_the_commands(catalog: Catalog) -> None:
         "import",
         "lock",
         "sync",
+        "mirror",
     ]
     assert read.annotations["readOnlyHint"] and not write.annotations["readOnlyHint"]
     assert read.input_schema["additionalProperties"] is False
@@ -267,7 +269,7 @@ def test_descriptions_list_commands_and_examples_as_calls(catalog: Catalog) -> N
     assert '{"command": "lock", "flags": {"check": true}}' in read.description
     assert '{"command": "add", "args": [' in write.description
     assert "mcpsync lock" not in read.description  # examples are tool calls, not shell lines
-    assert "Commands: init, add, remove, import, lock, sync, search, show, list, outdated." in (
+    assert "Commands: init, add, remove, import, lock, sync, search, show, list, outdated, doctor, mirror." in (
         help_.description
     )
 

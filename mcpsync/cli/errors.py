@@ -26,7 +26,9 @@ def invoke(group: click.Group, argv: Sequence[str]) -> int:
     try:
         result = group.main(args=list(argv), prog_name="mcpsync", standalone_mode=False)
     except McpsyncError as exc:
-        click.echo(f"error: {exc.render()}", err=True)
+        from mcpsync.cli.output import error
+
+        error(f"error: {exc.render()}")
         return _fail(as_json, exc.exit_code, type(exc).__name__, exc.message, exc.hint, exc)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)

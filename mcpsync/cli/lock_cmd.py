@@ -10,6 +10,7 @@ import click
 
 from mcpsync.cli.context import Context
 from mcpsync.cli.meta import category, examples
+from mcpsync.cli.output import change as report_change
 from mcpsync.cli.output import emit_json, json_option, note, say, stderr_is_tty
 
 if TYPE_CHECKING:
@@ -153,7 +154,7 @@ def _report(
         f"in {seconds * 1000:.0f}ms"
     )
     for change in changes:
-        note(change.render())
+        report_change(change.render())
     for warning in warnings:
         note(f"warning: {warning.render()}")
 

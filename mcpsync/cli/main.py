@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from mcpsync.cli.context import Context
+from mcpsync.cli.output import COLOR_MODES, set_color
 
 # Command name -> "module:attribute". Loaded only when listed or invoked, so `mcpsync --help`
 # imports no command's dependencies.
@@ -25,6 +26,8 @@ COMMANDS: dict[str, str] = {
     "show": "mcpsync.cli.registry_cmds:show",
     "list": "mcpsync.cli.report_cmds:list_cmd",
     "outdated": "mcpsync.cli.report_cmds:outdated",
+    "doctor": "mcpsync.cli.doctor_cmd:doctor",
+    "mirror": "mcpsync.cli.mirror_cmd:mirror",
     "help": "mcpsync.cli.machine:help_cmd",
     "mcp": "mcpsync.cli.mcp_cmd:mcp",
 }
@@ -66,9 +69,19 @@ class LazyGroup(click.Group):
     show_default=True,
     help="Seconds to wait for each registry request (env MCPSYNC_TIMEOUT).",
 )
+@click.option(
+    "--color",
+    type=click.Choice(COLOR_MODES),
+    envvar="MCPSYNC_COLOR",
+    default="auto",
+    show_default=True,
+    help="Colour: on a terminal (auto), always, never. NO_COLOR and FORCE_COLOR are honoured.",
+)
 @click.version_option(package_name="mcpsync", prog_name="mcpsync")
 @click.pass_context
-def cli(ctx: click.Context, registry: str | None, directory: Path | None, timeout: float) -> None:
+def cli(
+    ctx: click.Context, registry: str | None, directory: Path | None, timeout: float, color: str
+) -> None:
     """Reproducible MCP server setups: mcp.toml -> mcp.lock -> agent and client configs.
 
     \b
@@ -79,6 +92,7 @@ def cli(ctx: click.Context, registry: str | None, directory: Path | None, timeou
       mcpsync sync                  write every target config from mcp.lock (offline)
       mcpsync lock --check && mcpsync sync --check     in CI
     """
+    set_color(color)
     start = Path(directory) if directory is not None else Path.cwd()
     ctx.obj = Context(start=start, registry_override=registry, timeout=timeout)
 

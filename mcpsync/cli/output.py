@@ -1,26 +1,85 @@
-"""Results rendered in one place: human text on stdout/stderr, or one JSON document."""
+"""Results rendered in one place: human text on stdout/stderr, or one JSON document.
+
+Colour: `--color auto|always|never` (env MCPSYNC_COLOR), else NO_COLOR (any value: never),
+else FORCE_COLOR (any value but 0: always), else only on a terminal. Text is styled here and
+click strips the styles wherever colour is off, so JSON and captured output stay plain.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 import click
 
+COLOR_MODES = ("auto", "always", "never")
+_color: bool | None = None  # None: colour only on a terminal (click decides per stream)
+
+# the first word of a change report line -> its colour
+_CHANGE_COLOURS = {"Added": "green", "Removed": "red", "Updated": "yellow", "Changed": "yellow"}
+
+
+def set_color(mode: str, environ: Mapping[str, str] | None = None) -> None:
+    global _color
+    env = os.environ if environ is None else environ
+    if mode != "auto":
+        _color = mode == "always"
+    elif env.get("NO_COLOR"):
+        _color = False
+    elif env.get("FORCE_COLOR", "") not in ("", "0"):
+        _color = True
+    else:
+        _color = None
+
 
 def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False), color=False)
 
 
 def say(line: str = "") -> None:
     """A result line for people (stdout)."""
-    click.echo(line)
+    click.echo(line, color=_color)
 
 
 def note(line: str) -> None:
     """Progress and change reports (stderr), so stdout stays parseable."""
-    click.echo(line, err=True)
+    click.echo(line, err=True, color=_color)
+
+
+def error(message: str) -> None:
+    """An expected failure: `error: ...` and `  hint: ...` lines on stderr."""
+    head, sep, hint = message.partition("\n  hint: ")
+    text = click.style("error:", fg="red", bold=True) + head.removeprefix("error:")
+    if sep:
+        text += "\n" + click.style("  hint:", fg="cyan") + " " + hint
+    click.echo(text, err=True, color=_color)
+
+
+def change(line: str) -> None:
+    """A change report line (`Added x 1.0.0`), coloured by its verb."""
+    verb = line.split(" ", 1)[0]
+    colour = _CHANGE_COLOURS.get(verb)
+    note(click.style(verb, fg=colour) + line[len(verb) :] if colour else line)
+
+
+def diff(text: str) -> None:
+    """A unified diff on stdout, + lines green, - lines red, hunk heads cyan."""
+    lines = []
+    for line in text.splitlines():
+        if line.startswith(("+++", "---")):
+            lines.append(click.style(line, bold=True))
+        elif line.startswith("+"):
+            lines.append(click.style(line, fg="green"))
+        elif line.startswith("-"):
+            lines.append(click.style(line, fg="red"))
+        elif line.startswith("@@"):
+            lines.append(click.style(line, fg="cyan"))
+        else:
+            lines.append(line)
+    say("\n".join(lines))
 
 
 def stderr_is_tty() -> bool:

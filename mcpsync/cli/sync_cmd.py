@@ -12,7 +12,8 @@ import click
 
 from mcpsync.cli.context import Context
 from mcpsync.cli.meta import category, examples
-from mcpsync.cli.output import emit_json, json_option, note, say
+from mcpsync.cli.output import diff as show_diff
+from mcpsync.cli.output import emit_json, json_option, note
 from mcpsync.errors import CheckFailed, EnvFailure, InputError
 from mcpsync.manifest import TARGET_KINDS
 from mcpsync.ownership import RECORD_NAME
@@ -128,23 +129,8 @@ def _plan(
     proj: Project, lock: Any, home: Path, run: Run, again: SyncPlan | None = None
 ) -> SyncPlan:
     from mcpsync import sync as sync_mod
-    from mcpsync.ownership import Ledger, Record, state_dir
-    from mcpsync.targets.base import SyncContext
 
-    project_id = os.path.realpath(proj.manifest.path)
-    stamps_path = sync_mod.stamps_file(state_dir(home), project_id)
-    stamps, stamps_text = sync_mod.load_stamps(stamps_path)
-    ctx = SyncContext(
-        root=proj.root,
-        home=home,
-        project_id=project_id,
-        ledger=Ledger.load(home),
-        stamps=stamps,
-        stamps_path=stamps_path,
-        stamps_text=stamps_text,
-        record=Record.load(proj.root),
-        adopt=run.adopt,
-    )
+    ctx = sync_mod.make_context(proj.root, proj.manifest.path, home, adopt=run.adopt)
     return sync_mod.plan(proj.manifest, lock, ctx, again=again, only=run.only)
 
 
@@ -202,7 +188,7 @@ def _preview(proj: Project, the_plan: SyncPlan, *, check: bool, as_json: bool) -
         emit_json(_json(proj, the_plan, include_diff=True))
     else:
         for change in changed:
-            say(sync_mod.diff(change, proj.root).rstrip("\n"))
+            show_diff(sync_mod.diff(change, proj.root).rstrip("\n"))
         summary = f"{len(changed)} of {len(the_plan.changes)} file(s) differ from mcp.lock"
         if check and changed:
             note(summary + ": " + ", ".join(_show(proj, c) for c in changed))

@@ -41,7 +41,7 @@ def run_captured(argv: Sequence[str]) -> Outcome:
 
     out, err = io.StringIO(), io.StringIO()
     with _ONE_AT_A_TIME, redirect_stdout(out), redirect_stderr(err), _no_stdin():
-        code = run(list(argv))
+        code = run(["--color", "never", *argv])  # captured text is parsed, never painted
     return Outcome(code, out.getvalue(), err.getvalue())
 
 

@@ -1,0 +1,142 @@
+"""`mcpsync doctor`: can this machine run what mcp.lock pins and write what sync writes?
+
+Per locked server: the variables its launch references are set (names only: a value is never
+read out, let alone printed), and the program it starts (npx, uvx, docker, dnx, or a custom
+command) is on PATH, with its version. Per target: every file sync would write can be written.
+Plain values in, a list of findings out; the CLI renders them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from mcpsync.errors import McpsyncError
+from mcpsync.launch.checks import REFERENCE
+from mcpsync.lockfile import LockedServer
+
+VERSION_TIMEOUT = 5.0  # seconds for `TOOL --version`; docker answers without its engine
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str  # lock | runtime | env | target
+    subject: str  # "mcp.lock", an alias, or a target label
+    ok: bool
+    detail: str
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def referenced_names(server: LockedServer) -> list[str]:
+    """Every ${NAME} the launch needs from the environment of whatever starts it."""
+    launch = server.launch
+    values = [*launch.env.values(), *launch.args, *launch.headers.values(), launch.url or ""]
+    return sorted({name for value in values for name in REFERENCE.findall(value)})
+
+
+def env_finding(server: LockedServer, environ: Mapping[str, str]) -> Finding:
+    names = referenced_names(server)
+    missing = [name for name in names if not environ.get(name)]
+    if missing:
+        return Finding("env", server.alias, False, f"not set: {', '.join(missing)}")
+    return Finding("env", server.alias, True, f"set: {', '.join(names)}" if names else "none")
+
+
+def runtime_finding(server: LockedServer, probe: Callable[[str], str | None]) -> Finding:
+    """`probe(command)` answers the program's version line, or None when it is not found."""
+    launch = server.launch
+    if not launch.command:
+        where = launch.url or f"{launch.registry_type} {launch.identifier}"
+        return Finding("runtime", server.alias, True, f"nothing to start ({where})")
+    version = probe(launch.command)
+    if version is None:
+        return Finding("runtime", server.alias, False, f"{launch.command} not found on PATH")
+    return Finding("runtime", server.alias, True, version)
+
+
+def runtime_probe(path: str | None = None) -> Callable[[str], str | None]:
+    """A cached `command -> "npx 10.9.2 (/usr/bin/npx)"`; None if not on PATH."""
+    seen: dict[str, str | None] = {}
+
+    def probe(command: str) -> str | None:
+        if command not in seen:
+            seen[command] = _version(command, path)
+        return seen[command]
+
+    return probe
+
+
+def _version(command: str, path: str | None) -> str | None:
+    found = shutil.which(command, path=path)
+    if found is None:
+        return None
+    try:
+        done = subprocess.run(
+            [found, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=VERSION_TIMEOUT,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+        lines = (done.stdout or done.stderr).strip().splitlines()
+        said = lines[0].strip() if lines else "version unknown"
+    except (OSError, subprocess.TimeoutExpired):
+        said = "version unknown"
+    return f"{command} {said} ({found})"
+
+
+def writable(path: Path) -> str | None:
+    """Why sync could not write `path` (a temp file beside it, then a rename), or None."""
+    real = Path(os.path.realpath(path))
+    if real.exists():
+        if real.is_dir():
+            return "is a directory"
+        if not os.access(real, os.W_OK):
+            return "is read-only"
+        return None if os.access(real.parent, os.W_OK | os.X_OK) else "its folder is read-only"
+    parent = real.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"cannot be created: {parent} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"cannot be created: {parent} is read-only"
+    return None
+
+
+def target_findings(
+    label: str, plan: Callable[[], Iterable[Path]], show: Callable[[Path], str]
+) -> list[Finding]:
+    """One finding per file a target writes; a target that cannot be planned (a file that
+    does not parse, a server it cannot express) is one failing finding with the reason."""
+    try:
+        paths = list(plan())
+    except McpsyncError as exc:
+        return [Finding("target", label, False, exc.message)]
+    if not paths:
+        return [Finding("target", label, True, "no file to write")]
+    found = []
+    for path in paths:
+        why = writable(path)
+        detail = f"{show(path)}: {why}" if why else f"{show(path)} (writable)"
+        found.append(Finding("target", label, why is None, detail))
+    return found
+
+
+def server_findings(
+    servers: Sequence[LockedServer],
+    environ: Mapping[str, str],
+    probe: Callable[[str], str | None],
+) -> list[Finding]:
+    found = []
+    for server in servers:
+        found.append(runtime_finding(server, probe))
+        found.append(env_finding(server, environ))
+    return found
