@@ -269,9 +269,8 @@ def test_descriptions_list_commands_and_examples_as_calls(catalog: Catalog) -> N
     assert '{"command": "lock", "flags": {"check": true}}' in read.description
     assert '{"command": "add", "args": [' in write.description
     assert "mcpsync lock" not in read.description  # examples are tool calls, not shell lines
-    assert "Commands: init, add, remove, import, lock, sync, search, show, list, outdated, doctor, mirror." in (
-        help_.description
-    )
+    commands = "init, add, remove, import, lock, sync, search, show, list, outdated, doctor, mirror"
+    assert f"Commands: {commands}." in help_.description
 
 
 def test_examples_convert_to_tool_calls(catalog: Catalog) -> None:

@@ -56,7 +56,6 @@ def mirror(ctx: Context, directory: Path, all_versions: bool, as_json: bool) -> 
         return 0
     for r in report:
         note(f"Mirrored {r.name}: {len(r.versions)} of {r.available} version(s)")
-    note(
-        f"{'Wrote' if changed else 'Unchanged:'} {target} ({len(items)} entries) from {proj.registry_url}"
-    )
+    done = "Wrote" if changed else "Unchanged:"
+    note(f"{done} {target} ({len(items)} entries) from {proj.registry_url}")
     return 0
