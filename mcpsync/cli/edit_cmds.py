@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from mcpsync.cli.complete import aliases
 from mcpsync.cli.context import Context
 from mcpsync.cli.meta import category, examples
 from mcpsync.cli.output import emit_json, json_option, say
@@ -128,7 +129,7 @@ def _pairs(flag: str, given: Sequence[str], *, names: bool) -> dict[str, str]:
 @category("write")
 @examples("mcpsync remove filesystem")
 @click.command()
-@click.argument("alias")
+@click.argument("alias", shell_complete=aliases)
 @json_option
 @click.pass_obj
 def remove(ctx: Context, alias: str, as_json: bool) -> int:

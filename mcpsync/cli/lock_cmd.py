@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from mcpsync.cli.complete import aliases
 from mcpsync.cli.context import Context
 from mcpsync.cli.meta import category, examples
 from mcpsync.cli.output import change as report_change
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     "upgrade_package",
     multiple=True,
     metavar="ALIAS",
+    shell_complete=aliases,
     help="Re-resolve this server only (repeatable).",
 )
 @click.option("--check", is_flag=True, help="Offline: exit 0 if mcp.lock matches mcp.toml, else 1.")
