@@ -53,7 +53,7 @@ def _lock_findings(proj: Project) -> tuple[Lock | None, list[Finding]]:
     lock = proj.read_lock()
     if lock is None:
         return None, [Finding("lock", "mcp.lock", False, "not found: run `mcpsync lock`")]
-    reasons = lockfile.stale_reasons(proj.manifest, lock, proj.registry_url)
+    reasons = lockfile.stale_reasons(proj.manifest, lock, proj.pinned_registry)
     if reasons:
         detail = "out of date with mcp.toml (run `mcpsync lock`): " + "; ".join(reasons)
         return lock, [Finding("lock", "mcp.lock", False, detail)]

@@ -41,9 +41,7 @@ def mirror(ctx: Context, directory: Path, all_versions: bool, as_json: bool) -> 
         finally:
             registry.close()
     items, report = mirror_mod.mirror_items(found, wants)
-    target = mirror_mod.target_file(
-        directory if directory.is_absolute() else Path.cwd() / directory
-    )
+    target = mirror_mod.target_file(ctx.start / directory)  # an absolute DIR replaces start
     text = mirror_mod.dumps(items)
     changed = read_text(target) != text  # an unchanged mirror is not rewritten
     if changed:
