@@ -142,11 +142,12 @@ def resolve(
     registry_named: bool = True,
     warn: Warn | None = None,
     artifacts: Callable[[], ArtifactLookup] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Lock:
     """The new lock. Opens the registry only when some server needs it. `warn` hears of
     mcp.toml keys a (re)resolved server does not use. With `artifacts` (an opener of the
     artifact stores), every entry resolved or refreshed here gets its artifact record; kept
-    pins keep theirs.
+    pins keep theirs. `progress(done, total)` hears of each server the registry settled.
 
     Every server is tried: the ones that fail for their own reason (not in the registry, no
     matching version, unsafe data, a required value missing, a package its store does not
@@ -165,7 +166,10 @@ def resolve(
     settled = _Settled()
     if todo:
         settled = _run(
-            _Work(manifest, the_plan.refresh, registry_url, todo), open_registry, artifacts
+            _Work(manifest, the_plan.refresh, registry_url, todo),
+            open_registry,
+            artifacts,
+            progress,
         )
     servers: list[LockedServer] = []
     failures: list[tuple[str, str, InputError]] = []
@@ -268,27 +272,26 @@ def _run(
     work: _Work,
     open_registry: Callable[[], Registry],
     open_stores: Callable[[], ArtifactLookup] | None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> _Settled:
-    """Without artifact stores: one registry batch. With them: one pipeline per registry name
-    on one bounded pool, so each server's store lookup starts as soon as its registry answer
-    is in, and registry and store requests run concurrently."""
+    """One pipeline per registry name on one bounded pool: its registry answer, then (with
+    artifact stores) its store lookup as soon as that answer is in, so registry and store
+    requests run concurrently, and `progress(done, total)` hears of each server settled."""
+    from mcpsync.project import REGISTRY_CONCURRENCY
+
     registry = open_registry()
     stores = open_stores() if open_stores is not None else None
     settled = _Settled()
+    tick = _Ticker(len(work.aliases), progress)
+
+    def one(name: str, abort: threading.Event) -> _Settled:
+        done = work.settle(name, registry.versions_or_missing([name])[name], stores, abort)
+        tick(len(work.aliases_of(name)))
+        return done
+
     try:
-        if stores is None:
-            found = registry.versions_or_missing(work.names)
-            batches = [work.settle(n, found[n], None, threading.Event()) for n in work.names]
-        else:
-            batches = concurrently(
-                work.names,
-                lambda n, abort: work.settle(
-                    n, registry.versions_or_missing([n])[n], stores, abort
-                ),
-                concurrency=stores.concurrency,
-                name="mcpsync-lock",
-            )
-        for batch in batches:
+        pool = stores.concurrency if stores is not None else REGISTRY_CONCURRENCY
+        for batch in concurrently(work.names, one, concurrency=pool, name="mcpsync-lock"):
             settled.merge(batch)
         if settled.missing:  # close names for each, while the registry is open
             hinted = _with_suggestions(registry, settled.missing)
@@ -300,6 +303,23 @@ def _run(
         if stores is not None:
             stores.close()
     return settled
+
+
+class _Ticker:
+    """Counts settled servers for a progress callback; called from the pool's threads."""
+
+    def __init__(self, total: int, progress: Callable[[int, int], None] | None) -> None:
+        self._total = total
+        self._done = 0
+        self._progress = progress
+        self._lock = threading.Lock()
+
+    def __call__(self, count: int) -> None:
+        if self._progress is None:
+            return
+        with self._lock:
+            self._done += count
+            self._progress(self._done, self._total)
 
 
 def _detail(spec: ServerSpec, exc: InputError) -> str:

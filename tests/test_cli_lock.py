@@ -311,5 +311,15 @@ def test_progress_line_only_on_a_terminal(
 
     monkeypatch.setattr(mcpsync.cli.lock_cmd, "stderr_is_tty", lambda: True)
     shown = lock(stub.url, project)
-    assert shown.err_lines[0] == f"Resolving 3 servers from {stub.url} …"
-    assert shown.err_lines[1].startswith("Resolved 3 servers in ")
+    # one self-rewriting line, counting up, then wiped before the report
+    steps = shown.err.split("\r\x1b[K")
+    assert steps[0] == "" and steps[-1].startswith("Resolved 3 servers in ")
+    counts = [s for s in steps[1:-1]]
+    assert counts[-1] == f"Resolving 3/3 servers from {stub.url} …"
+    assert all(
+        c.startswith("Resolving ") and c.endswith("/3 servers from " + stub.url + " …")
+        for c in counts
+    )
+    (project / "mcp.lock").write_text((project / "mcp.lock").read_text())
+    again = lock(stub.url, project)  # nothing to fetch: no progress line at all
+    assert "Resolving" not in again.err and "\r" not in again.err

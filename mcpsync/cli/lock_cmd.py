@@ -11,8 +11,8 @@ import click
 from mcpsync.cli.complete import aliases
 from mcpsync.cli.context import Context
 from mcpsync.cli.meta import category, examples
+from mcpsync.cli.output import Progress, emit_json, json_option, note, say, stderr_is_tty
 from mcpsync.cli.output import change as report_change
-from mcpsync.cli.output import emit_json, json_option, note, say, stderr_is_tty
 
 if TYPE_CHECKING:
     from mcpsync.lockfile import Lock
@@ -93,9 +93,7 @@ def run_lock(
     with project_lock(proj.root):
         old_text = read_text(proj.lock_path)  # read once: parsed here, compared below
         old = None if old_text is None else lockfile.loads(old_text, proj.lock_path)
-        count = len(proj.manifest.servers)
-        if stderr_is_tty() and not as_json and count > 1:
-            note(f"Resolving {count} servers from {proj.registry_url} …")
+        progress = Progress(proj.registry_url) if stderr_is_tty() and not as_json else None
         try:
             new = resolve.resolve(
                 proj.manifest,
@@ -107,6 +105,7 @@ def run_lock(
                 warn=warnings.append,
                 registry_named=proj.registry_named,
                 artifacts=proj.artifact_opener(artifacts),
+                progress=progress,
             )
         except RegistryError as exc:
             if exc.hint is None:  # say what did not happen, and what to try
@@ -115,6 +114,9 @@ def run_lock(
                     "registry URL (--registry) and the timeout (--timeout SECONDS)"
                 )
             raise
+        finally:
+            if progress is not None:
+                progress.clear()
         if review is not None:
             new = review(new, warnings.append)
         text = lockfile.dumps(new)

@@ -82,6 +82,25 @@ def diff(text: str) -> None:
     say("\n".join(lines))
 
 
+class Progress:
+    """One self-rewriting status line on a terminal's stderr: `Resolving 3/10 servers …`.
+    Called from worker threads; click.echo of one short string is one write."""
+
+    def __init__(self, where: str) -> None:
+        self._where = where
+        self._shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        line = f"Resolving {done}/{total} server{'s' if total != 1 else ''} from {self._where} …"
+        # color=True keeps the erase-line control even under NO_COLOR: it is no colour
+        click.echo("\r\x1b[K" + line, err=True, nl=False, color=True)
+        self._shown = True
+
+    def clear(self) -> None:
+        if self._shown:
+            click.echo("\r\x1b[K", err=True, nl=False, color=True)
+
+
 def stderr_is_tty() -> bool:
     try:
         return sys.stderr.isatty()
