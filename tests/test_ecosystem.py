@@ -216,7 +216,7 @@ def test_precommit_sync_hook_fails_a_hand_edited_config(
 def test_precommit_hooks_file_declares_both_hooks() -> None:
     hooks = {h["id"]: h for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
     assert hooks["mcpsync-lock-check"]["entry"] == "mcpsync lock --check"
-    assert hooks["mcpsync-sync-check"]["entry"] == "mcpsync sync --check"
+    assert hooks["mcpsync-sync-check"]["entry"] == "mcpsync sync --check --scope project"
     assert all(h["language"] == "python" and h["pass_filenames"] is False for h in hooks.values())
 
 
@@ -310,7 +310,7 @@ def test_action_passes_a_clean_project_and_reports_ok(
     assert str(tmp_path / "runner-temp") in runner.path_file.read_text()
     summary = runner.summary.read_text()
     assert ":white_check_mark: mcpsync lock --check" in summary
-    assert ":white_check_mark: mcpsync sync --check" in summary
+    assert ":white_check_mark: mcpsync sync --check --scope project" in summary
     assert "result=ok" in runner.output_file.read_text()
 
 
@@ -324,9 +324,11 @@ def test_action_fails_on_drift_with_the_diff_in_the_summary(
     runner = Runner(tmp_path, tmp_path / "ws", {"working-directory": "mcp", "lock-check": "false"})
     install, check = runner.run()
     assert check.returncode == 1
-    assert "::error title=mcpsync::mcpsync sync --check failed (exit 1)" in check.stdout
+    assert "::error title=mcpsync::mcpsync sync --check --scope project failed (exit 1)" in (
+        check.stdout
+    )
     summary = runner.summary.read_text()
     assert "lock --check" not in summary
-    assert ":x: mcpsync sync --check (exit 1)" in summary
+    assert ":x: mcpsync sync --check --scope project (exit 1)" in summary
     assert "```diff" in summary and "+    registry_name: io.github.acme/files" in summary
     assert "result=drift" in runner.output_file.read_text()
