@@ -133,6 +133,11 @@ def test_completion_of_aliases_and_commands(project: Path, tmp_path: Path) -> No
     ]  # from a subfolder: mcp.toml is found upward
     assert _complete(tmp_path, f"mcpsync -C {project} remove f") == ["plain,files"]
     assert "plain,doctor" in _complete(project, "mcpsync d")
+    assert _complete(project, "mcpsync sync --target ") == ["plain,cursor"]  # declared ones
+    assert _complete(tmp_path, "mcpsync sync --target clau") == [
+        "plain,claude-code",
+        "plain,claude-desktop",
+    ]  # no mcp.toml here: every kind
     (project / "mcp.toml").write_text("[servers\n")  # broken: completes nothing, no traceback
     assert _complete(project, "mcpsync remove ") in ([], [""])
 

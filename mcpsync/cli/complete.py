@@ -39,6 +39,15 @@ def aliases(ctx: click.Context, param: click.Parameter, incomplete: str) -> list
 def target_kinds(
     ctx: click.Context, param: click.Parameter, incomplete: str
 ) -> list[CompletionItem]:
-    from mcpsync.targets import KINDS
+    """The kinds mcp.toml's [[targets]] declare (`sync --target` refuses any other), in file
+    order; every kind when there is no readable mcp.toml."""
+    targets = _manifest(ctx).get("targets")
+    declared = (
+        [t.get("kind") for t in targets if isinstance(t, dict)] if isinstance(targets, list) else []
+    )
+    if not declared:
+        from mcpsync.targets import KINDS
 
-    return [CompletionItem(kind) for kind in KINDS if kind.startswith(incomplete)]
+        declared = list(KINDS)
+    kinds = [k for k in dict.fromkeys(declared) if isinstance(k, str)]
+    return [CompletionItem(kind) for kind in kinds if kind.startswith(incomplete)]

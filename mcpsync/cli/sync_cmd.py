@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from mcpsync.cli.complete import target_kinds
 from mcpsync.cli.context import Context
 from mcpsync.cli.meta import category, examples
 from mcpsync.cli.output import diff as show_diff
@@ -57,6 +58,7 @@ class Run:
     multiple=True,
     type=click.Choice(TARGET_KINDS),
     metavar="KIND",
+    shell_complete=target_kinds,
     help="Only the [[targets]] of this kind (repeatable).",
 )
 @click.option(
