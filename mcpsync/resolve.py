@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from mcpsync.artifacts import Artifact, oci_image_digest, wanted
 from mcpsync.artifacts import Lookup as ArtifactLookup
@@ -184,7 +184,16 @@ def resolve(
                 warn(warning)
     if failures:
         raise ServerFailures(manifest.path.name, failures)
-    return Lock(tuple(servers))
+    return Lock(tuple(_keep_surface(s, old.get(s.alias) if old else None) for s in servers))
+
+
+def _keep_surface(new: LockedServer, old: LockedServer | None) -> LockedServer:
+    """A probed surface stays while what runs is the same (name, version, launch); a new
+    version or launch drops it, and `mcpsync probe` pins the new one."""
+    if old is None or old.surface is None or new.surface is not None:
+        return new
+    same = (old.name, old.version, old.launch) == (new.name, new.version, new.launch)
+    return replace(new, surface=old.surface) if same else new
 
 
 def _server(

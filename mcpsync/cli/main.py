@@ -28,6 +28,9 @@ COMMANDS: dict[str, str] = {
     "outdated": "mcpsync.cli.report_cmds:outdated",
     "doctor": "mcpsync.cli.doctor_cmd:doctor",
     "mirror": "mcpsync.cli.mirror_cmd:mirror",
+    "probe": "mcpsync.cli.trust_cmds:probe",
+    "verify": "mcpsync.cli.trust_cmds:verify",
+    "export": "mcpsync.cli.trust_cmds:export",
     "help": "mcpsync.cli.machine:help_cmd",
     "mcp": "mcpsync.cli.mcp_cmd:mcp",
 }

@@ -1,0 +1,291 @@
+"""`probe`, `verify` and `export`: pin what a server shows, check the pins, share them.
+
+The MCP SDK (the `mcpsync[mcp]` extra) is needed by `probe` and `verify --surface` only, and
+imported by mcpsync.probe when they run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from mcpsync.cli.context import Context
+from mcpsync.cli.meta import category, examples
+from mcpsync.cli.output import emit_json, json_option, note, say
+from mcpsync.errors import InputError
+
+if TYPE_CHECKING:
+    from mcpsync.lockfile import Lock, LockedServer
+    from mcpsync.probe import Outcome
+    from mcpsync.project import Project
+    from mcpsync.surface import Surface
+
+timeout_option = click.option(
+    "--probe-timeout",
+    "probe_timeout",
+    type=click.FloatRange(min=0.1),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Seconds each server gets to start and answer initialize + tools/list.",
+)
+
+
+def _load(ctx: Context) -> tuple[Project, Lock]:
+    from mcpsync import project
+
+    proj = project.load(ctx.root, registry_override=ctx.registry_override, timeout=ctx.timeout)
+    found = proj.read_lock()
+    if found is None:
+        raise InputError(f"{proj.lock_path} not found", hint="run `mcpsync lock` first")
+    return proj, found
+
+
+def _pick(lock: Lock, aliases: Sequence[str]) -> list[LockedServer]:
+    unknown = sorted({a for a in aliases if lock.get(a) is None})
+    if unknown:
+        from mcpsync.manifest import alias_list
+
+        raise InputError(
+            f"no server {', '.join(map(repr, unknown))} in mcp.lock",
+            hint=f"servers: {alias_list(s.alias for s in lock.servers)}",
+        )
+    return [s for s in lock.servers if not aliases or s.alias in aliases]
+
+
+def _probe(proj: Project, servers: list[LockedServer], timeout: float) -> list[Outcome]:
+    from mcpsync.probe import probe_all, require_sdk
+
+    require_sdk("probing servers")
+    return probe_all(servers, root=proj.root, timeout=timeout)
+
+
+def _failures(outcomes: Sequence[Outcome], as_json: bool) -> int:
+    """Report each server that could not be probed; the exit code they call for (0: none)."""
+    failed = [o for o in outcomes if o.error]
+    if not as_json:
+        for outcome in failed:
+            note(f"error: {outcome.error}")
+    if not failed:
+        return 0
+    return 2 if any(o.code == 2 for o in failed) else 3
+
+
+# ---------------------------------------------------------------- probe
+
+
+@category("write")
+@examples("mcpsync probe", "mcpsync probe filesystem", "mcpsync probe --json")
+@click.command()
+@click.argument("aliases", nargs=-1, metavar="[ALIAS]...")
+@timeout_option
+@json_option
+@click.pass_obj
+def probe(ctx: Context, aliases: Sequence[str], probe_timeout: float, as_json: bool) -> int:
+    """Start each locked server, list its tools, and pin that surface in mcp.lock.
+
+    The surface hash (mcp-lock/1 §5: RFC 8785 JSON of the tools' name, description and
+    inputSchema, sorted by name) and the tools themselves are recorded under the server.
+    ${NAME} references in the launch are filled from the environment only.
+    """
+    proj, lock = _load(ctx)
+    outcomes = _probe(proj, _pick(lock, aliases), probe_timeout)
+    written = _record(proj, {o.alias: o for o in outcomes if o.surface is not None})
+    code = _failures(outcomes, as_json)
+    if as_json:
+        emit_json({"written": written, "servers": [_outcome_json(o) for o in outcomes]})
+    else:
+        for o in outcomes:
+            if o.surface is not None:
+                say(f"{o.alias}  {o.surface.count} tools  {o.surface.hash}  ({o.seconds:.1f}s)")
+        note("mcp.lock updated." if written else "mcp.lock unchanged.")
+    return code
+
+
+def _outcome_json(o: Outcome) -> dict[str, Any]:
+    if o.surface is None:
+        return {"alias": o.alias, "error": o.error}
+    return {"alias": o.alias, "hash": o.surface.hash, "tools": o.surface.count}
+
+
+def _record(proj: Project, probed: dict[str, Outcome]) -> bool:
+    """Write the new surfaces into mcp.lock, read again under the project lock: a server whose
+    launch changed meanwhile (a `lock` ran) keeps what it has."""
+    from mcpsync import lockfile
+    from mcpsync.fsutil import atomic_write, project_lock, read_text
+
+    if not probed:
+        return False
+    with project_lock(proj.root):
+        old_text = read_text(proj.lock_path)
+        if old_text is None:
+            return False
+        lock = lockfile.loads(old_text, proj.lock_path)
+        servers = []
+        for server in lock.servers:
+            outcome = probed.get(server.alias)
+            surface = outcome.surface if outcome is not None else None
+            servers.append(replace(server, surface=surface) if surface else server)
+        text = lockfile.dumps(type(lock)(tuple(servers)))
+        if text == old_text:
+            return False
+        atomic_write(proj.lock_path, text)
+        return True
+
+
+# ---------------------------------------------------------------- verify
+
+
+@category("read")
+@examples(
+    "mcpsync verify",
+    "mcpsync verify --surface",
+    "mcpsync verify --json",
+    "mcpsync verify --mcp-lock mcp-lock.json",
+)
+@click.command()
+@click.option("--surface", is_flag=True, help="Also probe each server and diff its tools.")
+@click.option(
+    "--mcp-lock",
+    "mcp_lock",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Enforce an mcp-lock/1 file (the draft's §9 Enforcer) against this project.",
+)
+@click.option(
+    "--lock-digest",
+    metavar="DIGEST",
+    help="With --mcp-lock: the whole-lock digest (§8.3) the file must have.",
+)
+@timeout_option
+@json_option
+@click.pass_obj
+def verify(
+    ctx: Context,
+    surface: bool,
+    mcp_lock: Path | None,
+    lock_digest: str | None,
+    probe_timeout: float,
+    as_json: bool,
+) -> int:
+    """Check that what mcp.lock pins still holds; exit 1 naming each drift. Never writes.
+
+    Each pinned version's server.json must still digest as locked at the registry (a
+    re-published version does not), and pinned artifacts must still match. With --surface,
+    each server with a pinned surface is started again and its tools are compared: a tool
+    added, removed, or whose description or input schema changed is drift, shown as a diff.
+    """
+    from mcpsync import verify as checks
+
+    if lock_digest is not None and mcp_lock is None:
+        raise InputError("--lock-digest needs --mcp-lock FILE")
+    proj, lock = _load(ctx)
+    drift = checks.registry_drift(lock, _opener(proj), ctx.registry_override)
+    drift += checks.artifact_drift(lock)
+    code, fresh = 0, {}
+    if surface:
+        pinned = [s for s in lock.servers if s.surface is not None]
+        outcomes = _probe(proj, pinned, probe_timeout)
+        fresh = {o.alias: o.surface for o in outcomes if o.surface is not None}
+        drift += checks.surface_drift(pinned, fresh)
+        code = _failures(outcomes, as_json)
+    violations = _enforce(proj, lock, mcp_lock, lock_digest, fresh) if mcp_lock else []
+    unpinned = [s.alias for s in lock.servers if s.surface is None]
+    _verify_report(drift, violations, unpinned if surface else [], as_json)
+    return 1 if drift or violations else code
+
+
+def _opener(proj: Project) -> Any:
+    from mcpsync.project import REGISTRY_CONCURRENCY
+    from mcpsync.registry import open_registry
+
+    def opener(url: str) -> Any:
+        return open_registry(
+            url, base_dir=proj.root, timeout=proj.timeout, concurrency=REGISTRY_CONCURRENCY
+        )
+
+    return opener
+
+
+def _enforce(
+    proj: Project,
+    lock: Lock,
+    path: Path,
+    lock_digest: str | None,
+    fresh: dict[str, Surface],
+) -> list[Any]:
+    from mcpsync import mcplock, mcplock_check
+
+    doc, violations = mcplock_check.read(path)
+    if violations:
+        return violations
+    violations = mcplock_check.validate(doc)
+    if violations:  # §9 (1): an entry that fails the Reader fails the gate; stop here
+        return violations
+    surfaces = {s.alias: s.surface for s in lock.servers if s.surface is not None} | fresh
+    current = mcplock.cores(proj.manifest, lock)
+    return mcplock_check.enforce(doc, current, surfaces, lock_digest=lock_digest)
+
+
+def _verify_report(
+    drift: Sequence[Any], violations: Sequence[Any], unpinned: list[str], as_json: bool
+) -> None:
+    if as_json:
+        emit_json(
+            {
+                "ok": not drift and not violations,
+                "drift": [d.to_json() for d in drift],
+                "mcp_lock": [v.to_json() for v in violations],
+                "unpinned_surface": unpinned,
+            }
+        )
+        return
+    for d in drift:
+        note(f"drift: {d.line()}")
+        if d.diff:
+            note(d.diff)
+    for v in violations:
+        note(f"mcp-lock: {v.line()}")
+    if unpinned:
+        note(f"no surface pinned for {', '.join(unpinned)} (run `mcpsync probe`)")
+    if not drift and not violations:
+        say("mcp.lock verified: nothing drifted.")
+
+
+# ---------------------------------------------------------------- export
+
+
+@category("write")
+@examples("mcpsync export --format mcp-lock/1 -o mcp-lock.json")
+@click.command()
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["mcp-lock/1"]),
+    required=True,
+    help="The document to write: mcp-lock/1 (ToolPin's draft lockfile spec).",
+)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE."
+)
+@click.pass_obj
+def export(ctx: Context, fmt: str, output: Path | None) -> int:
+    """Write mcp.lock as an mcp-lock/1 document: one entry per server and client target.
+
+    Offline. resolvedAt/lockedAt are the export time, or SOURCE_DATE_EPOCH when set.
+    """
+    from mcpsync import mcplock
+
+    proj, lock = _load(ctx)
+    text = mcplock.dumps(mcplock.document(proj.manifest, lock, mcplock.timestamp()))
+    if output is None:
+        click.echo(text, nl=False)
+        return 0
+    from mcpsync.fsutil import atomic_write
+
+    atomic_write(output, text)
+    note(f"Wrote {output}")
+    return 0

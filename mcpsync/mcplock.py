@@ -1,0 +1,221 @@
+"""`export --format mcp-lock/1`: mcp.lock as ToolPin's vendor-neutral lockfile draft.
+
+The draft is docs/spec/mcp-lockfile-v1.md in github.com/proofofwork-agency/toolpin. One entry
+per (server, client target): the target union (§4), the surface pin (§5), the digest of the
+config fragment the client gets (configDigest, §3), and the entry's integrity (§8.2). Digests
+are §8.1's `sha256-<base64>` of RFC 8785 canonical JSON (surface.digest).
+
+The draft requires `resolvedAt` and `lockedAt`, which mcp.lock deliberately does not record:
+the export stamps them with the time of the export, or with SOURCE_DATE_EPOCH when set
+(the reproducible-builds convention), so CI can produce identical bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mcpsync.errors import InputError
+from mcpsync.launch.checks import REFERENCE
+from mcpsync.lockfile import Lock, LockedServer
+from mcpsync.manifest import Manifest, TargetSpec
+from mcpsync.surface import COVERAGE, Surface, digest
+
+SPEC_ID = "mcp-lock/1"
+SPEC_VERSION = 1
+EXTENSION = "dev.mcpsync"  # our reverse-DNS namespace for what the neutral core has no field for
+PACKAGE_TYPES = ("npm", "pypi", "oci", "nuget", "mcpb")
+CUSTOM_COMMAND = "dev.mcpsync.command"  # registryType of a custom stdio server (§4.1 allows it)
+_USER_ONLY = ("holodeck-global", "claude-desktop", "windsurf")
+
+
+def timestamp(environ: Mapping[str, str] | None = None) -> str:
+    """RFC 3339 UTC with milliseconds; SOURCE_DATE_EPOCH wins over the clock."""
+    env = os.environ if environ is None else environ
+    raw = env.get("SOURCE_DATE_EPOCH")
+    try:
+        seconds = float(raw) if raw else time.time()
+    except ValueError:
+        raise InputError(f"SOURCE_DATE_EPOCH={raw!r} is not a number of seconds") from None
+    whole = int(seconds)
+    millis = int(round((seconds - whole) * 1000)) % 1000
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{millis:03d}Z"
+
+
+def integrity(entry: Mapping[str, Any]) -> str:
+    """§8.2: the digest of the entry without its `integrity` member."""
+    return digest({k: v for k, v in entry.items() if k != "integrity"})
+
+
+def whole_lock_digest(document: Mapping[str, Any]) -> str:
+    """§8.3: specVersion, entries and (when present) extensions; timestamps excluded."""
+    payload = {"specVersion": document.get("specVersion"), "entries": document.get("entries")}
+    if "extensions" in document:
+        payload["extensions"] = document["extensions"]
+    return digest(payload)
+
+
+def dumps(document: Mapping[str, Any]) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+# ---------------------------------------------------------------- the document
+
+
+@dataclass(frozen=True)
+class Core:
+    """An entry's reviewable content, without timestamps and integrity: what `verify
+    --mcp-lock` recomputes from the project and compares."""
+
+    identity: tuple[str, str, str]  # (name, client, scope): §3's entry identity
+    alias: str
+    fields: dict[str, Any]
+
+
+def document(manifest: Manifest, lock: Lock, now: str) -> dict[str, Any]:
+    entries = [_entry(core, now) for core in cores(manifest, lock)]
+    return {"specVersion": SPEC_VERSION, "generatedAt": now, "entries": entries}
+
+
+def _entry(core: Core, now: str) -> dict[str, Any]:
+    entry = dict(core.fields)
+    entry |= {"resolvedAt": now, "lockedAt": now}
+    entry["integrity"] = integrity(entry)
+    return entry
+
+
+def cores(manifest: Manifest, lock: Lock) -> list[Core]:
+    """One Core per (server, client, scope) the project syncs, sorted by identity. Raises
+    InputError when a server cannot be written as a conforming entry."""
+    found: dict[tuple[str, str, str], Core] = {}
+    for spec in manifest.targets:
+        for alias, (name, entry) in fragments(spec, lock.servers).items():
+            server = lock.get(alias)
+            assert server is not None
+            core = _core(server, spec, {name: entry})
+            other = found.get(core.identity)
+            if other is not None and other.alias != alias:
+                raise InputError(
+                    f"mcp-lock/1 names an entry by (name, client, scope): servers "
+                    f"'{other.alias}' and '{alias}' are both {core.identity[0]!r} for "
+                    f"{spec.kind} ({core.identity[2]})",
+                    hint="sync them to different clients, or export without one of them",
+                )
+            found.setdefault(core.identity, core)
+    return [found[key] for key in sorted(found)]
+
+
+def _core(server: LockedServer, spec: TargetSpec, fragment: dict[str, Any]) -> Core:
+    name = server.name or server.alias
+    scope = scope_of(spec)
+    fields: dict[str, Any] = {
+        "name": name,
+        "version": server.version or server.launch.package_version or "0",
+        "client": spec.kind,
+        "scope": scope,
+        "source": (
+            {"registry": server.registry, "id": server.name}
+            if server.name and server.registry
+            else {"registry": "manual"}
+        ),
+        "target": target_of(server),
+        "configDigest": digest(fragment),
+    }
+    if server.surface is not None:
+        fields["surface"] = surface_pin(server.surface)
+    ext: dict[str, Any] = {"alias": server.alias}
+    if server.digest:
+        ext["serverJsonDigest"] = server.digest
+    fields["extensions"] = {EXTENSION: ext}
+    return Core((name, spec.kind, scope), server.alias, fields)
+
+
+def surface_pin(surface: Surface, coverage: Sequence[str] = COVERAGE) -> dict[str, Any]:
+    return {"hash": surface.hash, "coverage": list(coverage), "toolCount": surface.count}
+
+
+def scope_of(spec: TargetSpec) -> str:
+    if spec.scope is not None:
+        return spec.scope
+    return "user" if spec.kind in _USER_ONLY else "project"
+
+
+def target_of(server: LockedServer) -> dict[str, Any]:
+    """§4's target union, from the rendered launch. Raises InputError for what the draft
+    cannot express as conforming (a mutable OCI tag, a remote that is not https)."""
+    launch = server.launch
+    if launch.url and not launch.command:
+        if not launch.url.startswith("https://"):
+            raise _cannot(server, f"its url {launch.url} is not https (§4.2 requires https)")
+        names = sorted({n for v in launch.headers.values() for n in REFERENCE.findall(v)})
+        out: dict[str, Any] = {"type": "remote", "transport": launch.transport, "url": launch.url}
+        return out | ({"headerSecretNames": names} if names else {})
+    kind = launch.registry_type if launch.registry_type in PACKAGE_TYPES else None
+    identifier = launch.identifier if kind else launch.command
+    if kind == "oci" and "@sha256:" not in (identifier or ""):
+        raise _cannot(
+            server,
+            f"its image {identifier} is a tag; §4.1 requires an immutable @sha256: reference",
+        )
+    target: dict[str, Any] = {
+        "type": "package",
+        "registryType": kind or CUSTOM_COMMAND,
+        "identifier": identifier,
+    }
+    if launch.package_version:
+        target["version"] = launch.package_version
+    target["transport"] = launch.transport
+    return target
+
+
+def _cannot(server: LockedServer, why: str) -> InputError:
+    return InputError(
+        f"Server '{server.alias}' cannot be exported as {SPEC_ID}: {why}",
+        hint="leave it out of the exported targets (`servers = [...]`), or fix its launch",
+    )
+
+
+# ---------------------------------------------------------------- config fragments
+
+
+def fragments(
+    spec: TargetSpec, servers: Sequence[LockedServer]
+) -> dict[str, tuple[str, dict[str, Any]]]:
+    """alias -> (entry name, the entry `sync` writes for it in this target), through each
+    target kind's own renderer. Raises InputError as sync would."""
+    from mcpsync.targets.base import label, mapped_names, selected
+
+    where = label(spec)
+    if spec.kind.startswith("holodeck-"):
+        from mcpsync.targets import holodeck
+
+        named = mapped_names(selected(spec, servers), spec, holodeck.NAME_PATTERN, dash="_")
+        return {s.alias: (n, holodeck.render_entry(n, s, where)) for n, s in named.items()}
+    from mcpsync.targets.clients import NAME_PATTERN, render_all
+
+    style, render = _client_renderer(spec.kind)
+    out = render_all(spec, servers, style, render, {}).entries
+    named = mapped_names(selected(spec, servers), spec, NAME_PATTERN)
+    return {s.alias: (n, out[n]) for n, s in named.items()}
+
+
+def _client_renderer(kind: str) -> tuple[Any, Any]:
+    if kind == "vscode":
+        from mcpsync.targets.vscode import VSCODE
+
+        return VSCODE.style, VSCODE.render
+    if kind == "codex":
+        from mcpsync.targets import codex
+        from mcpsync.targets.render import no_syntax
+
+        return no_syntax, codex.render  # key order is no matter: the digest is canonical
+    from mcpsync.targets.clients import CLIENTS
+
+    fmt = CLIENTS.get(kind)
+    if fmt is None:
+        raise InputError(f"mcp.toml: target kind '{kind}' is not supported yet")
+    return fmt.style, fmt.render

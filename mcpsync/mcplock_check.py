@@ -1,0 +1,337 @@
+"""Reading an mcp-lock/1 file as the draft's Reader and Enforcer (§9).
+
+Reader: the structural rules of §2–§8 (strict JSON with NFC-duplicate member names refused,
+specVersion, required members, digest and timestamp formats, the target union, surface
+coverage, evidence, extension namespaces, entry identity, entry integrity). Enforcer: the
+document must also still hold for this project: each entry's target, configDigest and surface
+against what mcp.lock yields now, and a given whole-lock digest. Nothing is ever written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mcpsync.mcplock import SPEC_VERSION, Core, integrity, surface_pin, whole_lock_digest
+from mcpsync.surface import Surface, digest
+
+DIGEST = re.compile(r"sha256-[A-Za-z0-9+/]+={0,2}")
+TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
+CLIENT = re.compile(r"[a-z0-9][a-z0-9-]*")
+NAMESPACE = re.compile(r"[a-z0-9-]+(\.[a-z0-9-]+)+")
+SECRET_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+OCI_PINNED = re.compile(r".*@sha256:[0-9a-f]{64}")
+SURFACE_FIELDS = ("name", "description", "inputSchema")
+REQUIRED = ("name", "version", "client", "source", "target", "configDigest", "resolvedAt")
+REQUIRED_TAIL = ("lockedAt", "integrity")
+STATUSES = ("passed", "failed", "declared", "unavailable")
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A broken rule: `rule` is a stable code (e.g. integrity-mismatch), `where` a JSON path."""
+
+    rule: str
+    where: str
+    detail: str = ""
+    entry: str | None = None  # "name client scope", when it is about one entry
+
+    def line(self) -> str:
+        about = f" (entry {self.entry})" if self.entry else ""
+        return f"{self.rule} at {self.where}{about}" + (f": {self.detail}" if self.detail else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rule": self.rule, "where": self.where, "detail": self.detail, "entry": self.entry}
+
+
+# ---------------------------------------------------------------- strict JSON
+
+
+def parse(text: str) -> Any:
+    """JSON with every object's member names unique after NFC (§8.2), no NaN/Infinity.
+    Raises ValueError saying what is wrong."""
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for key, _ in items:
+            nfc = unicodedata.normalize("NFC", key)
+            if nfc in seen:
+                raise ValueError(f"duplicate member name after NFC normalization: {nfc!r}")
+            seen.add(nfc)
+        return dict(items)
+
+    def constant(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
+
+
+def read(path: Path) -> tuple[Any, list[Violation]]:
+    """The document at `path` and the §1 violation when it is missing or malformed."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return None, [Violation("missing-lockfile", str(path))]
+    except UnicodeDecodeError:
+        return None, [Violation("malformed", str(path), "not UTF-8")]
+    except OSError as exc:
+        return None, [Violation("unreadable", str(path), exc.strerror or str(exc))]
+    try:
+        return parse(text), []
+    except ValueError as exc:
+        rule = "nfc-duplicate-key" if "NFC" in str(exc) else "malformed"
+        return None, [Violation(rule, str(path), str(exc))]
+
+
+# ---------------------------------------------------------------- Reader (§2–§8)
+
+
+def validate(doc: Any) -> list[Violation]:
+    out: list[Violation] = []
+
+    def bad(rule: str, where: str, detail: str = "", entry: str | None = None) -> None:
+        out.append(Violation(rule, where, detail, entry))
+
+    if not isinstance(doc, dict):
+        bad("not-an-object", "$")
+        return out
+    version = doc.get("specVersion")
+    if type(version) is not int or version != SPEC_VERSION:
+        bad("unsupported-spec-version", "$.specVersion", f"{version!r}; this reader knows 1")
+    for key in ("generatedAt", "updatedAt"):
+        if key in doc and not _timestamp(doc[key]):
+            bad("bad-timestamp", f"$.{key}")
+    if "extensions" in doc:
+        _extensions(doc["extensions"], "$.extensions", bad)
+    entries = doc.get("entries")
+    if not isinstance(entries, list):
+        bad("missing-entries", "$.entries")
+        return out
+    identities: set[tuple[Any, ...]] = set()
+    for i, entry in enumerate(entries):
+        where = f"$.entries[{i}]"
+        if not isinstance(entry, dict):
+            bad("entry-not-object", where)
+            continue
+        label = identity_label(entry)
+        _entry(entry, where, lambda r, w, d="", e=label: bad(r, w, d, e))
+        ident = (entry.get("name"), entry.get("client"), entry.get("scope", "project"))
+        if ident in identities:
+            bad("duplicate-entry-identity", where, "", label)
+        identities.add(ident)
+    return out
+
+
+def identity_label(entry: Mapping[str, Any]) -> str:
+    return f"{entry.get('name')} {entry.get('client')} {entry.get('scope', 'project')}"
+
+
+def _timestamp(value: Any) -> bool:
+    return isinstance(value, str) and TIMESTAMP.fullmatch(value) is not None
+
+
+def _digest(value: Any) -> bool:
+    return isinstance(value, str) and DIGEST.fullmatch(value) is not None
+
+
+def _entry(entry: dict[str, Any], where: str, bad: Any) -> None:
+    for key in (*REQUIRED, *REQUIRED_TAIL):
+        if key not in entry:
+            bad(f"missing-field:{key}", f"{where}.{key}")
+    for key in ("name", "version"):
+        if key in entry and (not isinstance(entry[key], str) or not entry[key]):
+            bad(f"bad-{key}", f"{where}.{key}", "must be a non-empty string")
+    client = entry.get("client")
+    if "client" in entry and not (isinstance(client, str) and CLIENT.fullmatch(client)):
+        bad("bad-client-identifier", f"{where}.client")
+    if entry.get("scope", "project") not in ("project", "user"):
+        bad("bad-scope", f"{where}.scope")
+    if "source" in entry:
+        _source(entry["source"], f"{where}.source", bad)
+    for key in ("configDigest", "integrity"):
+        if key in entry and not _digest(entry[key]):
+            bad("bad-digest-format", f"{where}.{key}")
+    for key in ("resolvedAt", "lockedAt"):
+        if key in entry and not _timestamp(entry[key]):
+            bad("bad-timestamp", f"{where}.{key}")
+    if "target" in entry:
+        _target(entry["target"], f"{where}.target", bad)
+    if "surface" in entry:
+        _surface(entry["surface"], f"{where}.surface", bad)
+    if "verification" in entry:
+        _verification(entry["verification"], f"{where}.verification", bad)
+    if "extensions" in entry:
+        _extensions(entry["extensions"], f"{where}.extensions", bad)
+    if _digest(entry.get("integrity")):
+        try:
+            ok = integrity(entry) == entry["integrity"]
+        except ValueError as exc:
+            bad("integrity-uncomputable", f"{where}.integrity", str(exc))
+        else:
+            if not ok:
+                bad("integrity-mismatch", f"{where}.integrity", "the entry was changed")
+
+
+def _source(source: Any, where: str, bad: Any) -> None:
+    if not isinstance(source, dict) or not isinstance(source.get("registry"), str):
+        bad("bad-source", where, "needs a `registry` string")
+    elif source["registry"] != "manual" and not isinstance(source.get("id"), str):
+        bad("bad-source", f"{where}.id", "a registry source needs an `id`")
+
+
+def _target(target: Any, where: str, bad: Any) -> None:
+    if not isinstance(target, dict):
+        bad("target-not-object", where)
+        return
+    kind = target.get("type")
+    if kind == "package":
+        for key in ("registryType", "identifier"):
+            if not isinstance(target.get(key), str) or not target[key]:
+                bad(f"missing-field:{key}", f"{where}.{key}")
+        identifier = target.get("identifier")
+        if target.get("registryType") == "oci" and not (
+            isinstance(identifier, str) and OCI_PINNED.fullmatch(identifier)
+        ):
+            bad("oci-mutable-identifier", f"{where}.identifier", str(identifier))
+        if "artifact" in target:
+            artifact = target["artifact"]
+            if not isinstance(artifact, dict) or not _digest(artifact.get("digest")):
+                bad("bad-digest-format", f"{where}.artifact.digest")
+            if not isinstance(artifact, dict) or not artifact.get("method"):
+                bad("missing-field:artifact.method", f"{where}.artifact.method")
+    elif kind == "remote":
+        if not isinstance(target.get("transport"), str) or not target["transport"]:
+            bad("missing-field:transport", f"{where}.transport")
+        url = target.get("url")
+        if not (isinstance(url, str) and url.startswith("https://")):
+            bad("remote-url-not-https", f"{where}.url", str(url))
+        names = target.get("headerSecretNames", [])
+        if not isinstance(names, list) or not all(
+            isinstance(n, str) and SECRET_NAME.fullmatch(n) for n in names
+        ):
+            bad("header-secret-not-a-name", f"{where}.headerSecretNames")
+    else:
+        bad("unknown-target-type", f"{where}.type", repr(kind))
+
+
+def _surface(surface: Any, where: str, bad: Any) -> None:
+    if not isinstance(surface, dict):
+        bad("surface-not-object", where)
+        return
+    if not _digest(surface.get("hash")):
+        bad("bad-digest-format", f"{where}.hash")
+    coverage = surface.get("coverage")
+    if (
+        not isinstance(coverage, list)
+        or "name" not in coverage
+        or "description" not in coverage
+        or any(field not in SURFACE_FIELDS for field in coverage)
+        or len(set(coverage)) != len(coverage)
+    ):
+        bad("surface-coverage-invalid", f"{where}.coverage")
+    count = surface.get("toolCount")
+    if "toolCount" in surface and (type(count) is not int or count < 0):
+        bad("bad-tool-count", f"{where}.toolCount")
+    if "capturedAt" in surface and not _timestamp(surface["capturedAt"]):
+        bad("bad-timestamp", f"{where}.capturedAt")
+
+
+def _verification(records: Any, where: str, bad: Any) -> None:
+    if not isinstance(records, list):
+        bad("verification-not-array", where)
+        return
+    for i, record in enumerate(records):
+        if not isinstance(record, dict) or not isinstance(record.get("code"), str):
+            bad("missing-field:code", f"{where}[{i}].code")
+        if not isinstance(record, dict) or record.get("status") not in STATUSES:
+            bad("bad-evidence-status", f"{where}[{i}].status")
+
+
+def _extensions(extensions: Any, where: str, bad: Any) -> None:
+    if not isinstance(extensions, dict):
+        bad("extensions-not-object", where)
+        return
+    for namespace in extensions:
+        if not NAMESPACE.fullmatch(namespace):
+            bad("bad-extension-namespace", f"{where}.{namespace}")
+
+
+# ---------------------------------------------------------------- Enforcer (§9)
+
+
+def enforce(
+    doc: dict[str, Any],
+    current: Sequence[Core],
+    surfaces: Mapping[str, Surface],
+    *,
+    lock_digest: str | None = None,
+) -> list[Violation]:
+    """§9's gate, for a document that passed validate(): empty (1), target re-resolved (2),
+    surface (3), configDigest (4), whole-lock digest (5), plus entries this project no longer
+    has and project entries the document lacks. `surfaces`: alias -> the surface to compare
+    (fresh from a probe, or mcp.lock's pin)."""
+    out: list[Violation] = []
+    entries: list[dict[str, Any]] = doc["entries"]
+    if not entries:
+        out.append(Violation("empty-lockfile", "$.entries", "an enforcer treats it as failure"))
+    if lock_digest is not None and whole_lock_digest(doc) != lock_digest:
+        detail = f"is {whole_lock_digest(doc)}, expected {lock_digest}"
+        out.append(Violation("whole-lock-digest-mismatch", "$", detail))
+    ours = {core.identity: core for core in current}
+    seen: set[tuple[str, str, str]] = set()
+    for i, entry in enumerate(entries):
+        key = (entry["name"], entry["client"], entry.get("scope", "project"))
+        seen.add(key)
+        where, label = f"$.entries[{i}]", identity_label(entry)
+        core = ours.get(key)
+        if core is None:
+            out.append(Violation("entry-not-in-project", where, "not synced by mcp.toml", label))
+            continue
+        out += _entry_drift(entry, core, surfaces.get(core.alias), where, label)
+    for key in sorted(set(ours) - seen):
+        detail = f"server '{ours[key].alias}' is synced to {key[1]} but has no entry"
+        out.append(Violation("entry-missing", "$.entries", detail, " ".join(key)))
+    return out
+
+
+def _entry_drift(
+    entry: Mapping[str, Any], core: Core, surface: Surface | None, where: str, label: str
+) -> list[Violation]:
+    out: list[Violation] = []
+    now = core.fields
+    if entry["version"] != now["version"] or digest(entry["target"]) != digest(now["target"]):
+        detail = f"pinned {_show(entry['target'])} {entry['version']}, now {_show(now['target'])}"
+        out.append(
+            Violation("target-changed", f"{where}.target", detail + f" {now['version']}", label)
+        )
+    if entry["configDigest"] != now["configDigest"]:
+        detail = f"the generated config now digests to {now['configDigest']}"
+        out.append(Violation("config-digest-mismatch", f"{where}.configDigest", detail, label))
+    pinned = entry.get("surface")
+    if pinned is not None and surface is not None:
+        out += _surface_drift(pinned, surface, where, label)
+    return out
+
+
+def _surface_drift(
+    pinned: Mapping[str, Any], surface: Surface, where: str, label: str
+) -> list[Violation]:
+    """§5: hashes compare only under the same coverage, so hash ours with the pin's
+    coverage (a subset of what we capture; the draft counts a smaller one as a downgrade
+    only when an update shrinks it, which our full coverage never does)."""
+    coverage = list(pinned["coverage"])
+    records = [{k: v for k, v in t.record().items() if k in coverage} for t in surface.tools]
+    now = digest(records) if coverage != list(surface_pin(surface)["coverage"]) else surface.hash
+    if now == pinned["hash"]:
+        return []
+    detail = f"pinned {pinned['hash']}, the tools now hash to {now}"
+    return [Violation("surface-hash-mismatch", f"{where}.surface.hash", detail, label)]
+
+
+def _show(target: Mapping[str, Any]) -> str:
+    return str(target.get("identifier") or target.get("url") or target.get("type"))

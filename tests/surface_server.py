@@ -1,0 +1,84 @@
+"""A tiny MCP server, written with the `mcp` SDK, whose tools the tests change.
+
+    python surface_server.py TOOLS.json            stdio
+    python surface_server.py TOOLS.json --http P   streamable HTTP on 127.0.0.1:P (/mcp)
+    python surface_server.py --hang PIDFILE        starts a child, writes both pids, never answers
+    python surface_server.py --die TEXT            writes TEXT on stderr and exits 1
+
+TOOLS.json is a list of {"name", "description"?, "inputSchema"?}; it is read on every
+tools/list, so a test can edit it between two probes (or while the HTTP server runs).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.server.lowlevel import Server
+
+
+def build(tools_file: Path) -> Server[Any]:
+    async def on_list_tools(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        raw = json.loads(tools_file.read_text(encoding="utf-8"))
+        tools = [
+            types.Tool(
+                name=t["name"],
+                description=t.get("description"),
+                input_schema=t.get("inputSchema", {"type": "object"}),
+            )
+            for t in raw
+        ]
+        return types.ListToolsResult(tools=tools)
+
+    return Server("surface-test", version="1.0.0", on_list_tools=on_list_tools)
+
+
+def serve_stdio(server: Server[Any]) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async def main() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(main)
+
+
+def serve_http(server: Server[Any], port: int) -> None:
+    import uvicorn
+
+    app = server.streamable_http_app(host="127.0.0.1")
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
+def hang(pidfile: Path) -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    pidfile.write_text(f"{child.pid} {__import__('os').getpid()}")
+    sys.stderr.write("hanging on purpose\n")
+    sys.stderr.flush()
+    while True:  # never reads stdin, never answers
+        time.sleep(1)
+
+
+def main(argv: list[str]) -> None:
+    if argv[0] == "--hang":
+        hang(Path(argv[1]))
+    elif argv[0] == "--die":
+        sys.stderr.write("starting up\n" + argv[1] + "\n")
+        sys.exit(1)
+    server = build(Path(argv[0]))
+    if len(argv) > 2 and argv[1] == "--http":
+        serve_http(server, int(argv[2]))
+    else:
+        serve_stdio(server)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
