@@ -18,15 +18,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-import anyio
-from mcp import types
-from mcp.server.lowlevel import Server
+# The SDK is imported in the functions that serve, so --die and --hang start fast.
 
 
-def build(tools_file: Path) -> Server[Any]:
-    async def on_list_tools(
-        ctx: Any, params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
+def build(tools_file: Path) -> Any:
+    from mcp import types
+    from mcp.server.lowlevel import Server
+
+    async def on_list_tools(ctx: Any, params: Any) -> Any:
         raw = json.loads(tools_file.read_text(encoding="utf-8"))
         tools = [
             types.Tool(
@@ -41,7 +40,8 @@ def build(tools_file: Path) -> Server[Any]:
     return Server("surface-test", version="1.0.0", on_list_tools=on_list_tools)
 
 
-def serve_stdio(server: Server[Any]) -> None:
+def serve_stdio(server: Any) -> None:
+    import anyio
     from mcp.server.stdio import stdio_server
 
     async def main() -> None:
@@ -51,7 +51,7 @@ def serve_stdio(server: Server[Any]) -> None:
     anyio.run(main)
 
 
-def serve_http(server: Server[Any], port: int) -> None:
+def serve_http(server: Any, port: int) -> None:
     import uvicorn
 
     app = server.streamable_http_app(host="127.0.0.1")
