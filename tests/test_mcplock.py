@@ -239,7 +239,8 @@ def test_reader_rules_about_the_document() -> None:
 
 
 def test_strict_json_refuses_nfc_duplicates_and_nan(tmp_path: Path) -> None:
-    text = '{"specVersion": 1, "entries": [], "extensions": {"dev.x": {"caf\\u00e9": 1, "cafe\\u0301": 2}}}'
+    text = '{"specVersion": 1, "entries": [], "extensions": '
+    text += '{"dev.x": {"caf\\u00e9": 1, "cafe\\u0301": 2}}}'  # é, and e + combining acute
     path = tmp_path / "l.json"
     path.write_text(text)
     assert [v.rule for v in mcplock_check.read(path)[1]] == ["nfc-duplicate-key"]
