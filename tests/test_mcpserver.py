@@ -120,6 +120,8 @@ def test_lists_three_tools(project: Path) -> None:
         "lock",
         "sync",
         "mirror",
+        "probe",
+        "export",
     ]
     assert set(read.input_schema["properties"]) == {
         "command",

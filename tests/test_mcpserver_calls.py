@@ -248,6 +248,7 @@ def test_tool_schemas_list_the_commands(catalog: Catalog) -> None:
         "list",
         "outdated",
         "doctor",
+        "verify",
     ]
     assert write.input_schema["properties"]["command"]["enum"] == [
         "init",
@@ -257,6 +258,8 @@ def test_tool_schemas_list_the_commands(catalog: Catalog) -> None:
         "lock",
         "sync",
         "mirror",
+        "probe",
+        "export",
     ]
     assert read.annotations["readOnlyHint"] and not write.annotations["readOnlyHint"]
     assert read.input_schema["additionalProperties"] is False
@@ -269,7 +272,10 @@ def test_descriptions_list_commands_and_examples_as_calls(catalog: Catalog) -> N
     assert '{"command": "lock", "flags": {"check": true}}' in read.description
     assert '{"command": "add", "args": [' in write.description
     assert "mcpsync lock" not in read.description  # examples are tool calls, not shell lines
-    commands = "init, add, remove, import, lock, sync, search, show, list, outdated, doctor, mirror"
+    commands = (
+        "init, add, remove, import, lock, sync, search, show, list, outdated, doctor, mirror, "
+        "probe, verify, export"
+    )
     assert f"Commands: {commands}." in help_.description
 
 

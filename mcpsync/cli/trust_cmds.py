@@ -271,21 +271,36 @@ def _verify_report(
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE."
 )
+@json_option
 @click.pass_obj
-def export(ctx: Context, fmt: str, output: Path | None) -> int:
+def export(ctx: Context, fmt: str, output: Path | None, as_json: bool) -> int:
     """Write mcp.lock as an mcp-lock/1 document: one entry per server and client target.
 
-    Offline. resolvedAt/lockedAt are the export time, or SOURCE_DATE_EPOCH when set.
+    Offline. resolvedAt/lockedAt are the export time, or SOURCE_DATE_EPOCH when set. With
+    -o, the whole-lock digest (§8.3) is reported, for `verify --mcp-lock FILE --lock-digest`.
     """
     from mcpsync import mcplock
 
     proj, lock = _load(ctx)
-    text = mcplock.dumps(mcplock.document(proj.manifest, lock, mcplock.timestamp()))
-    if output is None:
-        click.echo(text, nl=False)
-        return 0
-    from mcpsync.fsutil import atomic_write
+    doc = mcplock.document(proj.manifest, lock, mcplock.timestamp())
+    text = mcplock.dumps(doc)
+    digest = mcplock.whole_lock_digest(doc)
+    if output is not None:
+        from mcpsync.fsutil import atomic_write
 
-    atomic_write(output, text)
-    note(f"Wrote {output}")
+        atomic_write(output, text)
+    if as_json:
+        emit_json(
+            {
+                "format": fmt,
+                "output": str(output) if output is not None else None,
+                "entries": len(doc["entries"]),
+                "lock_digest": digest,
+                **({} if output is not None else {"document": doc}),
+            }
+        )
+    elif output is None:
+        click.echo(text, nl=False)
+    else:
+        note(f"Wrote {output}: {len(doc['entries'])} entries, whole-lock digest {digest}")
     return 0
