@@ -9,6 +9,8 @@ against what mcp.lock yields now, and a given whole-lock digest. Nothing is ever
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 import unicodedata
@@ -17,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcpsync.errors import EnvFailure, InputError
 from mcpsync.mcplock import SPEC_VERSION, Core, integrity, surface_pin, whole_lock_digest
-from mcpsync.surface import Surface, digest
+from mcpsync.surface import Surface, canonical, digest, sri
 
 DIGEST = re.compile(r"sha256-[A-Za-z0-9+/]+={0,2}")
 TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
@@ -335,3 +338,83 @@ def _surface_drift(
 
 def _show(target: Mapping[str, Any]) -> str:
     return str(target.get("identifier") or target.get("url") or target.get("type"))
+
+
+# ---------------------------------------------------------------- §8.4 detached signature
+
+
+def signature(doc: Mapping[str, Any], envelope_path: Path, key_path: Path) -> list[Violation]:
+    """The detached envelope must name ed25519, this document's whole-lock digest and this
+    key's fingerprint, and its signature must verify over the canonical envelope without
+    `signature`. Raises EnvFailure when the `cryptography` package is missing."""
+    envelope, problems = read(envelope_path)
+    if problems:
+        return [replace_rule(v, "signature-" + v.rule) for v in problems]
+    where = str(envelope_path)
+
+    def bad(rule: str, detail: str) -> list[Violation]:
+        return [Violation(rule, where, detail)]
+
+    if not isinstance(envelope, dict) or envelope.get("schema") != "mcp-lock-signature":
+        return bad("signature-malformed", "not an mcp-lock-signature envelope")
+    if type(envelope.get("version")) is not int or envelope["version"] != 1:
+        return bad(
+            "signature-malformed", f"version {envelope.get('version')!r}; this reader knows 1"
+        )
+    if envelope.get("algorithm") != "ed25519":
+        return bad("signature-unknown-algorithm", repr(envelope.get("algorithm")))
+    spki, key = _public_key(key_path)
+    out: list[Violation] = []
+    if envelope.get("lockfileDigest") != whole_lock_digest(doc):
+        out += bad("signature-lockfile-digest-mismatch", f"the file is {whole_lock_digest(doc)}")
+    if envelope.get("publicKeyFingerprint") != sri(spki):
+        out += bad("signature-key-mismatch", f"the key given is {sri(spki)}")
+    if not _verifies(key, envelope):
+        out += bad("signature-invalid", "the signature does not verify")
+    return out
+
+
+def replace_rule(violation: Violation, rule: str) -> Violation:
+    return Violation(rule, violation.where, violation.detail, violation.entry)
+
+
+def _public_key(path: Path) -> tuple[bytes, Any]:
+    """(SPKI DER, key) from a PEM file or a file holding base64 SPKI DER."""
+    try:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    except ImportError:
+        raise EnvFailure(
+            "checking a signature needs the `cryptography` package",
+            hint="pip install 'mcpsync[mcp]' (or: pip install cryptography)",
+        ) from None
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"--public-key {path}: {exc.strerror or exc}") from None
+    try:
+        if raw.lstrip().startswith(b"-----BEGIN"):
+            key = serialization.load_pem_public_key(raw)
+        else:
+            key = serialization.load_der_public_key(base64.b64decode(raw.strip(), validate=True))
+    except (ValueError, TypeError, binascii.Error) as exc:
+        raise InputError(f"--public-key {path}: not a public key ({exc})") from None
+    if not isinstance(key, Ed25519PublicKey):
+        raise InputError(f"--public-key {path}: not an ed25519 key (§8.4 signs with ed25519)")
+    spki = key.public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    return spki, key
+
+
+def _verifies(key: Any, envelope: Mapping[str, Any]) -> bool:
+    from cryptography.exceptions import InvalidSignature
+
+    payload = {k: v for k, v in envelope.items() if k != "signature"}
+    try:
+        key.verify(
+            base64.b64decode(str(envelope.get("signature", "")), validate=True), canonical(payload)
+        )
+    except (InvalidSignature, ValueError, binascii.Error):
+        return False
+    return True

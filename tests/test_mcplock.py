@@ -5,6 +5,7 @@ every rule the Reader and Enforcer apply (§2–§9), each with a document that 
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 from collections.abc import Callable
@@ -24,7 +25,7 @@ from cli_helpers import (
 from trust_helpers import VECTOR_HASH, VECTOR_TOOLS, server_table, write_tools
 
 from mcpsync import mcplock, mcplock_check
-from mcpsync.surface import Tool, canonical, make
+from mcpsync.surface import Tool, canonical, make, sri
 
 EPOCH = {"SOURCE_DATE_EPOCH": "1783425600"}  # 2026-07-07T12:00:00.000Z
 NOW = "2026-07-07T12:00:00.000Z"
@@ -423,3 +424,97 @@ def test_enforcer_checks_a_given_whole_lock_digest(project: Path) -> None:
         f"mcp-lock: whole-lock-digest-mismatch at $: is {right}, expected {VECTOR_HASH}"
     ]
     assert_clean_failure(run_cli("-C", project, "verify", "--lock-digest", right), 2, "--mcp-lock")
+
+
+# ---------------------------------------------------------------- §8.4 signatures
+
+
+VECTOR_KEY = "MCowBQYDK2VwAyEAYKDeXBMUZgUMaTzVBvX7eYVZ+Qgelsc8pV5r2hDzuTE="
+
+
+def vector_envelope() -> dict[str, Any]:
+    """The draft's signature vector: it signs remote_document()."""
+    return {
+        "schema": "mcp-lock-signature",
+        "version": 1,
+        "algorithm": "ed25519",
+        "lockfileDigest": "sha256-hDXbW/JOOwyIjQK3UzkNQw39rrvqQgwzuwEqxVO+atg=",
+        "policyDigest": "sha256-+yE+TFdV1p+a0Xg9KRk+L+yVKO33UfKk3nPW39HqUDI=",
+        "publicKeyFingerprint": "sha256-nR1xVXWS38aTJYIRol9+L91TyGO7JiYnaeD7toPLCNE=",
+        "signedAt": "2026-07-07T12:00:01.000Z",
+        "signature": "ofrpbMls3H7hU4S0cH5rOEsruWXsJ6Wgv+PPKqTPy80+LSlydkHde5HYSjTw10LaT8/ixtb7P33"
+        "WyOrKilbcDg==",
+    }
+
+
+def signature_rules(tmp_path: Path, doc: Any, envelope: Any, key: str = VECTOR_KEY) -> list[str]:
+    (tmp_path / "sig").write_text(json.dumps(envelope))
+    (tmp_path / "key").write_text(key)
+    return [v.rule for v in mcplock_check.signature(doc, tmp_path / "sig", tmp_path / "key")]
+
+
+def test_signature_vector(tmp_path: Path) -> None:
+    doc, envelope = remote_document(), vector_envelope()
+    payload = {k: v for k, v in envelope.items() if k != "signature"}
+    assert canonical(payload).decode().startswith('{"algorithm":"ed25519","lockfileDigest":')
+    assert signature_rules(tmp_path, doc, envelope) == []
+    assert signature_rules(tmp_path, doc, envelope | {"signedAt": "2026-07-08T00:00:00Z"}) == [
+        "signature-invalid"  # signedAt is inside the signed payload
+    ]
+    assert signature_rules(tmp_path, doc, envelope | {"algorithm": "rsa"}) == [
+        "signature-unknown-algorithm"
+    ]
+    assert signature_rules(tmp_path, doc, envelope | {"version": 2}) == ["signature-malformed"]
+    changed = remote_document()
+    changed["entries"][0]["version"] = "2.0.1"
+    reseal(changed["entries"][0])
+    assert signature_rules(tmp_path, changed, envelope) == ["signature-lockfile-digest-mismatch"]
+    later = remote_document() | {"generatedAt": "2030-01-01T00:00:00.000Z"}
+    assert signature_rules(tmp_path, later, envelope) == []  # timestamps are outside the digest
+
+
+def test_verify_checks_a_signature_with_the_key_given(project: Path, tmp_path: Path) -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    doc = export(project)
+    (project / "l.json").write_text(json.dumps(doc))
+
+    def sign(key: Ed25519PrivateKey) -> str:
+        spki = key.public_key().public_bytes(
+            serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+        envelope = {
+            "schema": "mcp-lock-signature",
+            "version": 1,
+            "algorithm": "ed25519",
+            "lockfileDigest": mcplock.whole_lock_digest(doc),
+            "publicKeyFingerprint": sri(spki),
+            "signedAt": NOW,
+        }
+        envelope["signature"] = base64.b64encode(key.sign(canonical(envelope))).decode()
+        (project / "mcp-lock.sig").write_text(json.dumps(envelope))
+        pem = key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+        (project / "key.pem").write_bytes(pem)
+        return str(project / "key.pem")
+
+    ours = Ed25519PrivateKey.generate()
+    key = sign(ours)
+    args = ["verify", "--mcp-lock", project / "l.json", "--signature", project / "mcp-lock.sig"]
+    assert run_cli("-C", project, *args, "--public-key", key).code == 0
+    sign(Ed25519PrivateKey.generate())  # a signature by someone else, checked with our key
+    (project / "ours.pem").write_bytes(
+        ours.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
+    done = run_cli("-C", project, *args, "--public-key", project / "ours.pem")
+    assert done.code == 1
+    assert [line.split(" at ")[0] for line in done.err.splitlines()] == [
+        "mcp-lock: signature-key-mismatch",
+        "mcp-lock: signature-invalid",
+    ]
+    lone = run_cli("-C", project, *args)
+    assert_clean_failure(lone, 2, "--signature and --public-key go together")

@@ -160,6 +160,16 @@ def _record(proj: Project, probed: dict[str, Outcome]) -> bool:
     metavar="DIGEST",
     help="With --mcp-lock: the whole-lock digest (§8.3) the file must have.",
 )
+@click.option(
+    "--signature",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="With --mcp-lock: its detached signature envelope (§8.4, mcp-lock.sig).",
+)
+@click.option(
+    "--public-key",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="With --signature: the ed25519 public key (PEM, or base64 SPKI DER).",
+)
 @timeout_option
 @json_option
 @click.pass_obj
@@ -168,6 +178,8 @@ def verify(
     surface: bool,
     mcp_lock: Path | None,
     lock_digest: str | None,
+    signature: Path | None,
+    public_key: Path | None,
     probe_timeout: float,
     as_json: bool,
 ) -> int:
@@ -180,8 +192,10 @@ def verify(
     """
     from mcpsync import verify as checks
 
-    if lock_digest is not None and mcp_lock is None:
-        raise InputError("--lock-digest needs --mcp-lock FILE")
+    if (lock_digest or signature) and mcp_lock is None:
+        raise InputError("--lock-digest and --signature need --mcp-lock FILE")
+    if (signature is None) != (public_key is None):
+        raise InputError("--signature and --public-key go together")
     proj, lock = _load(ctx)
     drift = checks.registry_drift(lock, _opener(proj), ctx.registry_override)
     drift += checks.artifact_drift(lock)
@@ -192,7 +206,10 @@ def verify(
         fresh = {o.alias: o.surface for o in outcomes if o.surface is not None}
         drift += checks.surface_drift(pinned, fresh)
         code = _failures(outcomes, as_json)
-    violations = _enforce(proj, lock, mcp_lock, lock_digest, fresh) if mcp_lock else []
+    violations = []
+    if mcp_lock is not None:
+        key = (signature, public_key) if signature and public_key else None
+        violations = _enforce(proj, lock, mcp_lock, lock_digest, key, fresh)
     unpinned = [s.alias for s in lock.servers if s.surface is None]
     _verify_report(drift, violations, unpinned if surface else [], as_json)
     return 1 if drift or violations else code
@@ -215,6 +232,7 @@ def _enforce(
     lock: Lock,
     path: Path,
     lock_digest: str | None,
+    signed: tuple[Path, Path] | None,
     fresh: dict[str, Surface],
 ) -> list[Any]:
     from mcpsync import mcplock, mcplock_check
@@ -227,7 +245,10 @@ def _enforce(
         return violations
     surfaces = {s.alias: s.surface for s in lock.servers if s.surface is not None} | fresh
     current = mcplock.cores(proj.manifest, lock)
-    return mcplock_check.enforce(doc, current, surfaces, lock_digest=lock_digest)
+    violations = mcplock_check.enforce(doc, current, surfaces, lock_digest=lock_digest)
+    if signed is not None:
+        violations += mcplock_check.signature(doc, *signed)
+    return violations
 
 
 def _verify_report(
