@@ -276,3 +276,29 @@ def test_a_hand_edited_pinned_description_is_refused(project: Path) -> None:
     path.write_text(lock_text(project).replace("Run a read-only", "Run any"))
     done = run_cli("-C", project, "verify")
     assert_clean_failure(done, 2, "server 'db': `surface` must be the record of its 2 tools")
+
+
+def test_relock_keeps_the_surface_while_the_pin_holds(
+    tmp_path: Path, registry: RegistryStub
+) -> None:
+    from dataclasses import replace
+
+    from mcpsync import lockfile
+    from mcpsync.surface import Tool, make
+
+    root = write_project(tmp_path / "p", registry_toml({"a": {"name": NAME, "version": "^1"}}))
+    env = {"MCPSYNC_REGISTRY": registry.url}
+    assert run_cli("-C", root, "lock", env=env).code == 0
+    path = root / "mcp.lock"
+    old = lockfile.loads(path.read_text(), path)
+    surface = make([Tool("t", "a tool", {"type": "object"})])
+    path.write_text(lockfile.dumps(type(old)((replace(old.servers[0], surface=surface),))))
+    pinned = path.read_text()
+    # a new constraint the pin still satisfies: re-rendered from the registry, surface kept
+    (root / "mcp.toml").write_text(registry_toml({"a": {"name": NAME, "version": ">=1.0"}}))
+    assert run_cli("-C", root, "lock", env=env).code == 0
+    assert path.read_text() == pinned.replace('version = "^1"', 'version = ">=1.0"')
+    # a new version: what runs changed, the old surface says nothing about it
+    registry.add(*npm_server(NAME, ["1.2.0"], day=5))
+    assert run_cli("-C", root, "lock", "-U", env=env).code == 0
+    assert lockfile.loads(path.read_text(), path).servers[0].surface is None
