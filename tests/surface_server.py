@@ -2,6 +2,7 @@
 
     python surface_server.py TOOLS.json            stdio
     python surface_server.py TOOLS.json --http P   streamable HTTP on 127.0.0.1:P (/mcp)
+    python surface_server.py TOOLS.json --sse P    SSE on 127.0.0.1:P (/sse)
     python surface_server.py --hang PIDFILE        starts a child, writes both pids, never answers
     python surface_server.py --die TEXT            writes TEXT on stderr and exits 1
 
@@ -58,6 +59,23 @@ def serve_http(server: Any, port: int) -> None:
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 
+def serve_sse(server: Any, port: int) -> None:
+    import uvicorn
+    from mcp.server.sse import SseServerTransport
+    from starlette.applications import Starlette
+    from starlette.routing import Mount, Route
+
+    sse = SseServerTransport("/messages/")
+
+    class Endpoint:  # a raw ASGI endpoint: connect_sse answers the request itself
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            async with sse.connect_sse(scope, receive, send) as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+
+    routes = [Route("/sse", endpoint=Endpoint()), Mount("/messages/", app=sse.handle_post_message)]
+    uvicorn.run(Starlette(routes=routes), host="127.0.0.1", port=port, log_level="warning")
+
+
 def hang(pidfile: Path) -> None:
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     pidfile.write_text(f"{child.pid} {__import__('os').getpid()}")
@@ -76,6 +94,8 @@ def main(argv: list[str]) -> None:
     server = build(Path(argv[0]))
     if len(argv) > 2 and argv[1] == "--http":
         serve_http(server, int(argv[2]))
+    elif len(argv) > 2 and argv[1] == "--sse":
+        serve_sse(server, int(argv[2]))
     else:
         serve_stdio(server)
 

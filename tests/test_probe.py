@@ -193,39 +193,46 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture
-def http_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    tools = write_tools(tmp_path, VECTOR_TOOLS, "http-tools.json")
+def serve(tools: Path, transport: str) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, str(SERVER), str(tools), "--http", str(port)],
+        [sys.executable, str(SERVER), str(tools), f"--{transport}", str(port)],
         stderr=subprocess.DEVNULL,
     )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return proc, port
+
+
+@pytest.mark.parametrize(
+    ("transport", "path", "declared"),
+    [("http", "/mcp", ""), ("sse", "/sse", 'transport = "sse"\n')],
+)
+def test_probe_over_http_transports(
+    tmp_path: Path, transport: str, path: str, declared: str
+) -> None:
+    tools = write_tools(tmp_path, VECTOR_TOOLS, "http-tools.json")
+    proc, port = serve(tools, transport)
     try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp", tools
+        url = f"http://127.0.0.1:{port}{path}"
+        root = write_project(tmp_path / "p", f'[servers.web]\nurl = "{url}"\n{declared}')
+        assert run_cli("-C", root, "lock").code == 0
+        assert f'transport = "{"sse" if declared else "streamable-http"}"' in lock_text(root)
+        done = run_cli("-C", root, "probe")
+        assert done.code == 0, done
+        assert f'hash = "{VECTOR_HASH}"' in lock_text(root)
+        tools.write_text(json.dumps(VECTOR_TOOLS[:1]))
+        drift = run_cli("-C", root, "verify", "--surface")
+        assert drift.code == 1
+        assert "drift: server 'web': tool removed: list_tables" in drift.err
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-
-
-def test_probe_over_streamable_http(tmp_path: Path, http_server: tuple[str, Path]) -> None:
-    url, tools = http_server
-    root = write_project(tmp_path / "p", f'[servers.web]\nurl = "{url}"\n')
-    assert run_cli("-C", root, "lock").code == 0
-    done = run_cli("-C", root, "probe")
-    assert done.code == 0, done
-    assert f'hash = "{VECTOR_HASH}"' in lock_text(root)
-    tools.write_text(json.dumps(VECTOR_TOOLS[:1]))
-    drift = run_cli("-C", root, "verify", "--surface")
-    assert drift.code == 1
-    assert "drift: server 'web': tool removed: list_tables" in drift.err
 
 
 # ---------------------------------------------------------------- the registry
