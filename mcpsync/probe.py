@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -58,7 +58,6 @@ def probe_all(
     timeout: float = DEFAULT_TIMEOUT,
     concurrency: int = CONCURRENCY,
     environ: Mapping[str, str] | None = None,
-    on_done: Callable[[Outcome], None] | None = None,
 ) -> list[Outcome]:
     """Probe every server, `concurrency` at a time; outcomes in the order of `servers`."""
     import anyio
@@ -73,8 +72,6 @@ def probe_all(
             async with limiter:
                 outcome = await _probe(server, root, timeout, env)
             results[server.alias] = outcome
-            if on_done is not None:
-                on_done(outcome)
 
         async with anyio.create_task_group() as tasks:
             for server in servers:
@@ -113,6 +110,8 @@ async def _probe(
                 f"no answer to initialize + tools/list within {timeout:g}s" + _tail(errlog)
             )
         except OSError as exc:
+            if launch["transport"] != "stdio":
+                return failed(f"{_what_failed(launch)}: {exc.strerror or exc}")
             return failed(f"cannot start `{launch['command']}`: {exc.strerror or exc}")
         except Exception as exc:  # noqa: BLE001 - any SDK or transport failure is one line
             return failed(f"{_what_failed(launch)}: {_reason(exc)}" + _tail(errlog))

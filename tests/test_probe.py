@@ -180,6 +180,16 @@ def test_probe_without_the_sdk_says_what_to_install(
     assert_clean_failure(done, 3, "probing servers needs the MCP SDK: pip install 'mcpsync[mcp]'")
 
 
+def test_a_remote_that_does_not_answer_is_one_line(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    root = write_project(tmp_path / "p", f'[servers.web]\nurl = "{url}"\n')
+    assert run_cli("-C", root, "lock").code == 0
+    done = run_cli("-C", root, "probe", "--probe-timeout", "10")
+    assert done.code == 3
+    assert len(done.err.splitlines()) == 2, done
+    assert done.err.startswith(f"error: server 'web': no MCP session with {url}: ")
+
+
 def test_probe_unknown_alias(project: Path) -> None:
     assert_clean_failure(run_cli("-C", project, "probe", "nope"), 2, "no server 'nope'")
 
@@ -299,7 +309,9 @@ def test_relock_keeps_the_surface_while_the_pin_holds(
     path = root / "mcp.lock"
     old = lockfile.loads(path.read_text(), path)
     surface = make([Tool("t", "a tool", {"type": "object"})])
-    path.write_text(lockfile.dumps(type(old)((replace(old.servers[0], surface=surface),))))
+    path.write_text(
+        lockfile.dumps(replace(old, servers=(replace(old.servers[0], surface=surface),)))
+    )
     pinned = path.read_text()
     # a new constraint the pin still satisfies: re-rendered from the registry, surface kept
     (root / "mcp.toml").write_text(registry_toml({"a": {"name": NAME, "version": ">=1.0"}}))

@@ -130,7 +130,7 @@ def _record(proj: Project, probed: dict[str, Outcome]) -> bool:
             outcome = probed.get(server.alias)
             surface = outcome.surface if outcome is not None else None
             servers.append(replace(server, surface=surface) if surface else server)
-        text = lockfile.dumps(type(lock)(tuple(servers)))
+        text = lockfile.dumps(replace(lock, servers=tuple(servers)))
         if text == old_text:
             return False
         atomic_write(proj.lock_path, text)
