@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from mcpsync.errors import EnvFailure, InputError
-from mcpsync.mcplock import SPEC_VERSION, Core, integrity, surface_pin, whole_lock_digest
+from mcpsync.mcplock import (
+    EXTENSION,
+    SPEC_VERSION,
+    Core,
+    integrity,
+    surface_pin,
+    whole_lock_digest,
+)
 from mcpsync.surface import Surface, canonical, digest, sri
 
 DIGEST = re.compile(r"sha256-[A-Za-z0-9+/]+={0,2}")
@@ -315,10 +322,26 @@ def _entry_drift(
     if entry["configDigest"] != now["configDigest"]:
         detail = f"the generated config now digests to {now['configDigest']}"
         out.append(Violation("config-digest-mismatch", f"{where}.configDigest", detail, label))
+    out += _server_json_drift(entry, now, where, label)
     pinned = entry.get("surface")
     if pinned is not None and surface is not None:
         out += _surface_drift(pinned, surface, where, label)
     return out
+
+
+def _server_json_drift(
+    entry: Mapping[str, Any], now: Mapping[str, Any], where: str, label: str
+) -> list[Violation]:
+    """Our own extension records the server.json digest the entry was resolved from; when the
+    file carries it, mcp.lock must still pin the same one (else it was resolved again)."""
+    ours = entry.get("extensions", {}).get(EXTENSION)
+    pinned = ours.get("serverJsonDigest") if isinstance(ours, dict) else None
+    current = now["extensions"][EXTENSION].get("serverJsonDigest")
+    if pinned is None or pinned == current:
+        return []
+    detail = f"resolved from server.json {pinned}, mcp.lock now pins {current}"
+    path = f"{where}.extensions.{EXTENSION}.serverJsonDigest"
+    return [Violation("target-changed", path, detail, label)]
 
 
 def _surface_drift(

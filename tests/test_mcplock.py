@@ -381,6 +381,15 @@ def test_enforcer_fails_a_changed_target_config_or_surface(project: Path) -> Non
         "mcp-lock: target-changed",
         "mcp-lock: config-digest-mismatch",
     ]  # no surface pinned in mcp.lock: nothing to compare it with (reduced coverage)
+    resolved = export(project)
+    ours = resolved["entries"][1]["extensions"]["dev.mcpsync"]
+    locked, ours["serverJsonDigest"] = ours["serverJsonDigest"], "sha256:00"
+    reseal(resolved["entries"][1])
+    assert enforce(project, resolved)[1] == [
+        "mcp-lock: target-changed at $.entries[1].extensions.dev.mcpsync.serverJsonDigest "
+        f"(entry {NAME} holodeck-agent project): resolved from server.json sha256:00, "
+        f"mcp.lock now pins {locked}"
+    ]
     doc["entries"][0]["name"] = "io.github.t/other"
     reseal(doc["entries"][0])
     code, lines = enforce(project, doc)
