@@ -257,7 +257,10 @@ def _surface(raw: Any, bad: Callable[[str, str], InputError]) -> Surface:
     if not isinstance(items, list):
         raise bad("surface.tool", "an array of tables")
     tools = tuple(_tool(item, bad) for item in items)
-    surface = make(tools)
+    try:
+        surface = make(tools)
+    except ValueError as exc:  # e.g. an integer beyond what RFC 8785 (I-JSON) can carry
+        raise bad("surface.tool.input-schema", f"JSON that RFC 8785 accepts ({exc})") from None
     if surface.hash != raw["hash"] or raw.get("tool-count") != len(tools):
         raise bad("surface", f"the record of its {len(tools)} tools (hash {surface.hash})")
     return surface

@@ -321,3 +321,25 @@ def test_relock_keeps_the_surface_while_the_pin_holds(
     registry.add(*npm_server(NAME, ["1.2.0"], day=5))
     assert run_cli("-C", root, "lock", "-U", env=env).code == 0
     assert lockfile.loads(path.read_text(), path).servers[0].surface is None
+
+
+def test_a_schema_rfc_8785_cannot_carry_is_refused_not_a_crash(project: Path) -> None:
+    big = {"type": "object", "properties": {"n": {"type": "integer", "maximum": 2**64}}}
+    huge = dict(VECTOR_TOOLS[1], inputSchema=big)
+    write_tools(project, [VECTOR_TOOLS[0], huge])
+    done = run_cli("-C", project, "probe")
+    assert done.code == 3
+    assert done.err.startswith(
+        "error: server 'db': unusable tools/list answer: not canonicalizable"
+    )
+    assert run_cli("-C", project, "probe").code == 3  # and mcp.lock was left alone
+    write_tools(project, VECTOR_TOOLS)
+    assert run_cli("-C", project, "probe").code == 0
+    path = project / "mcp.lock"
+    path.write_text(
+        lock_text(project).replace(
+            '{\\"properties\\":{},', '{\\"maximum\\":18446744073709551616,\\"properties\\":{},'
+        )
+    )
+    done = run_cli("-C", project, "verify")
+    assert_clean_failure(done, 2, "`surface.tool.input-schema` must be JSON that RFC 8785 accepts")
