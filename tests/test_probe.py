@@ -170,6 +170,13 @@ def test_missing_variable_and_missing_command(tmp_path: Path) -> None:
     assert done.out.startswith(f"ok  2 tools  {VECTOR_HASH}")  # the others still got pinned
     ok = run_cli("-C", root, "probe", "needs", env={"PROBE_TEST_UNSET": "x"})
     assert ok.code == 0, ok
+    # verify --surface without the variable: an error, in --json too, and not "verified"
+    data = run_cli("-C", root, "verify", "--surface", "--json")
+    assert data.code == 2 and data.json()["ok"] is False
+    assert data.json()["errors"] == [
+        "server 'needs': ${PROBE_TEST_UNSET} is not set in the environment "
+        "(export PROBE_TEST_UNSET=… and retry)"
+    ]
 
 
 def test_probe_without_the_sdk_says_what_to_install(

@@ -199,19 +199,20 @@ def verify(
     proj, lock = _load(ctx)
     drift = checks.registry_drift(lock, _opener(proj), ctx.registry_override)
     drift += checks.artifact_drift(lock)
-    code, fresh = 0, {}
+    code, fresh, errors = 0, {}, []  # errors: servers verify --surface could not probe
     if surface:
         pinned = [s for s in lock.servers if s.surface is not None]
         outcomes = _probe(proj, pinned, probe_timeout)
         fresh = {o.alias: o.surface for o in outcomes if o.surface is not None}
         drift += checks.surface_drift(pinned, fresh)
         code = _failures(outcomes, as_json)
+        errors = [o.error for o in outcomes if o.error]
     violations = []
     if mcp_lock is not None:
         key = (signature, public_key) if signature and public_key else None
         violations = _enforce(proj, lock, mcp_lock, lock_digest, key, fresh)
     unpinned = [s.alias for s in lock.servers if s.surface is None]
-    _verify_report(drift, violations, unpinned if surface else [], as_json)
+    _verify_report(drift, violations, unpinned if surface else [], errors, as_json)
     return 1 if drift or violations else code
 
 
@@ -252,12 +253,17 @@ def _enforce(
 
 
 def _verify_report(
-    drift: Sequence[Any], violations: Sequence[Any], unpinned: list[str], as_json: bool
+    drift: Sequence[Any],
+    violations: Sequence[Any],
+    unpinned: list[str],
+    errors: Sequence[str | None],
+    as_json: bool,
 ) -> None:
     if as_json:
         emit_json(
             {
-                "ok": not drift and not violations,
+                "ok": not drift and not violations and not errors,
+                "errors": errors,
                 "drift": [d.to_json() for d in drift],
                 "mcp_lock": [v.to_json() for v in violations],
                 "unpinned_surface": unpinned,
@@ -272,7 +278,7 @@ def _verify_report(
         note(f"mcp-lock: {v.line()}")
     if unpinned:
         note(f"no surface pinned for {', '.join(unpinned)} (run `mcpsync probe`)")
-    if not drift and not violations:
+    if not drift and not violations and not errors:
         say("mcp.lock verified: nothing drifted.")
 
 
