@@ -12,12 +12,14 @@ the export stamps them with the time of the export, or with SOURCE_DATE_EPOCH wh
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from mcpsync.errors import InputError
 from mcpsync.launch.checks import REFERENCE
@@ -127,9 +129,13 @@ def _core(server: LockedServer, spec: TargetSpec, fragment: dict[str, Any]) -> C
     }
     if server.surface is not None:
         fields["surface"] = surface_pin(server.surface)
+    evidence = declared_evidence(server)
+    if evidence:
+        fields["verification"] = evidence
     ext: dict[str, Any] = {"alias": server.alias}
     if server.digest:
         ext["serverJsonDigest"] = server.digest
+    ext |= artifact_extension(server)
     fields["extensions"] = {EXTENSION: ext}
     return Core((name, spec.kind, scope), server.alias, fields)
 
@@ -156,6 +162,9 @@ def target_of(server: LockedServer) -> dict[str, Any]:
         return out | ({"headerSecretNames": names} if names else {})
     kind = launch.registry_type if launch.registry_type in PACKAGE_TYPES else None
     identifier = launch.identifier if kind else launch.command
+    verified, art = verified_artifact(server), server.artifact
+    if kind == "oci" and verified and art and "@sha256:" not in (identifier or ""):
+        identifier = f"{identifier}@{art.digest}"  # the image the launch pins (image:tag@…)
     if kind == "oci" and "@sha256:" not in (identifier or ""):
         raise _cannot(
             server,
@@ -169,7 +178,52 @@ def target_of(server: LockedServer) -> dict[str, Any]:
     if launch.package_version:
         target["version"] = launch.package_version
     target["transport"] = launch.transport
+    if verified is not None:
+        target["artifact"] = verified
     return target
+
+
+# ---------------------------------------------------------------- artifacts ([server.artifact])
+
+ARTIFACT_METHODS = {"oci": "oci-manifest-digest", "mcpb": "mcpb-sha256"}
+DECLARED_METHODS = {"npm-registry": "npm-sri", "pypi-index": "pypi-index-sha256"}
+
+
+def verified_artifact(server: LockedServer) -> dict[str, Any] | None:
+    """§4.1's `artifact`: only for bytes mcpsync downloaded and hashed itself (the OCI
+    manifest, the mcpb bundle), as `sha256-<base64>`; a declared digest is not verified."""
+    art, kind = server.artifact, server.launch.registry_type
+    if art is None or art.source != "downloaded-and-hashed" or kind not in ARTIFACT_METHODS:
+        return None
+    hexdigest = (art.digest or "").removeprefix("sha256:")
+    if len(hexdigest) != 64:
+        return None
+    digest = "sha256-" + base64.b64encode(bytes.fromhex(hexdigest)).decode("ascii")
+    return {"digest": digest, "method": ARTIFACT_METHODS[kind]}
+
+
+def declared_evidence(server: LockedServer) -> list[dict[str, Any]]:
+    """§6: a digest someone else declares (the npm registry's integrity, the index's file
+    hashes, an image@sha256 in server.json) is evidence with status `declared`, never `passed`."""
+    art = server.artifact
+    if art is None or verified_artifact(server) is not None:
+        return []
+    record = {"code": "artifact-integrity", "status": "declared"}
+    record["method"] = DECLARED_METHODS.get(art.source, art.source)
+    host = urlsplit(art.store).hostname
+    return [record | ({"anchor": host} if host else {})]
+
+
+def artifact_extension(server: LockedServer) -> dict[str, Any]:
+    art = server.artifact
+    if art is None:
+        return {}
+    out: dict[str, Any] = {"source": art.source, "store": art.store}
+    if art.digest:
+        out["digest"] = art.digest
+    if art.files:
+        out["files"] = dict(sorted(art.files.items()))
+    return {"artifact": out}
 
 
 def _cannot(server: LockedServer, why: str) -> InputError:

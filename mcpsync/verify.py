@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mcpsync.artifacts.model import StoreSettings
 from mcpsync.errors import NotFound
 from mcpsync.lockfile import Lock, LockedServer, digest
 from mcpsync.registry.base import Registry, ServerEntry
@@ -102,10 +103,19 @@ def _digest_drift(
 # ---------------------------------------------------------------- artifacts
 
 
-def artifact_drift(lock: Lock) -> list[Drift]:
-    """The artifact digests mcp.lock pins, checked again. The hook for the artifact pins
-    (`[server.artifact]`): a lock without them has nothing to check here."""
-    return []
+def artifact_drift(lock: Lock, settings: StoreSettings) -> list[Drift]:
+    """Each `[server.artifact]` record looked up again in its store (mcpsync.artifacts, as at
+    lock time); where the store no longer agrees, a Drift. Entries without a record are not
+    asked about. Raises EnvFailure (exit 3) when a store cannot be reached."""
+    from mcpsync.artifacts import check_many
+
+    out = []
+    for found in check_many(lock.servers, settings):
+        prefix = f"server '{found.alias}': "
+        what = found.message[len(prefix) :] if found.message.startswith(prefix) else found.message
+        message = f"artifact {what}: mcp.lock pins {found.locked}, the store now has {found.found}"
+        out.append(Drift(found.alias, "artifact", message))
+    return out
 
 
 # ---------------------------------------------------------------- the surface

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -527,3 +528,54 @@ def test_verify_checks_a_signature_with_the_key_given(project: Path, tmp_path: P
     ]
     lone = run_cli("-C", project, *args)
     assert_clean_failure(lone, 2, "--signature and --public-key go together")
+
+
+def test_export_carries_verified_artifacts_and_declares_the_rest(tmp_path: Path) -> None:
+    from artifact_stubs import ArtifactStub, manifest_bytes
+    from registry_stub import RegistryStub, make_item, npm_package
+
+    sri = "sha512-" + "A" * 86 + "=="
+    with ArtifactStub() as store:
+        store.npm["@acme/weather"] = {"1.2.0": sri}
+        store.images["acme/pg"] = {"3.1.0"}
+        image = f"{store.host}/acme/pg:3.1.0"
+        oci = {"registryType": "oci", "identifier": image, "transport": {"type": "stdio"}}
+        items = [
+            make_item("io.github.acme/pg", "3.1.0", packages=[oci], is_latest=True),
+            make_item(
+                "io.github.acme/weather",
+                "1.2.0",
+                packages=[npm_package("@acme/weather", "1.2.0")],
+                is_latest=True,
+            ),
+        ]
+        with RegistryStub(items) as reg:
+            env = {**store.env(), "MCPSYNC_ARTIFACTS": "", "HOME": str(tmp_path)}
+            env |= {"MCPSYNC_REGISTRY": reg.url, **EPOCH}
+            servers = {"pg": {"name": "io.github.acme/pg"}, "w": {"name": "io.github.acme/weather"}}
+            root = write_project(tmp_path / "p", registry_toml(servers) + TARGETS[:34])
+            assert run_cli("-C", root, "lock", env=env).code == 0
+            done = run_cli("-C", root, "export", "--format", "mcp-lock/1", env=env)
+            doc = json.loads(done.out)
+            assert mcplock_check.validate(doc) == []
+            pg, weather = doc["entries"]
+            hexdigest = hashlib.sha256(manifest_bytes("acme/pg", "3.1.0")).hexdigest()
+            assert pg["target"]["identifier"] == f"{image}@sha256:{hexdigest}"
+            assert pg["target"]["artifact"] == {
+                "digest": "sha256-" + base64.b64encode(bytes.fromhex(hexdigest)).decode(),
+                "method": "oci-manifest-digest",
+            }
+            assert "verification" not in pg
+            assert "artifact" not in weather["target"]  # npm's integrity is declared, not verified
+            assert weather["verification"] == [
+                {
+                    "code": "artifact-integrity",
+                    "status": "declared",
+                    "method": "npm-sri",
+                    "anchor": "127.0.0.1",
+                }
+            ]
+            assert weather["extensions"]["dev.mcpsync"]["artifact"]["digest"] == sri
+            (root / "l.json").write_text(done.out)
+            ok = run_cli("-C", root, "verify", "--mcp-lock", root / "l.json", env=env)
+            assert ok.code == 0, ok

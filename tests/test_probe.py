@@ -350,3 +350,27 @@ def test_a_schema_rfc_8785_cannot_carry_is_refused_not_a_crash(project: Path) ->
     )
     done = run_cli("-C", project, "verify")
     assert_clean_failure(done, 2, "`surface.tool.input-schema` must be JSON that RFC 8785 accepts")
+
+
+def test_verify_rechecks_the_recorded_artifact_digests(tmp_path: Path) -> None:
+    from artifact_stubs import ArtifactStub
+
+    sri = "sha512-" + "A" * 86 + "=="
+    with ArtifactStub() as store, RegistryStub(npm_server(NAME, ["1.1.0"])) as reg:
+        store.npm["@test/alpha"] = {"1.1.0": sri}
+        env = {**store.env(), "MCPSYNC_ARTIFACTS": "", "HOME": str(tmp_path)}
+        env["MCPSYNC_REGISTRY"] = reg.url
+        root = write_project(tmp_path / "p", registry_toml({"a": {"name": NAME}}))
+        assert run_cli("-C", root, "lock", env=env).code == 0
+        assert f'digest = "{sri}"' in lock_text(root)
+        assert run_cli("-C", root, "verify", env=env).code == 0
+        store.npm["@test/alpha"]["1.1.0"] = "sha512-republished=="
+        done = run_cli("-C", root, "verify", env=env)
+        assert (done.code, done.err) == (
+            1,
+            f"drift: server 'a': artifact digest changed: mcp.lock pins {sri}, "
+            "the store now has sha512-republished==\n",
+        )
+        asked = store.request_count
+        assert run_cli("-C", root, "verify", "--no-artifacts", env=env).code == 0
+        assert store.request_count == asked

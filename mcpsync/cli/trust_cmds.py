@@ -170,6 +170,11 @@ def _record(proj: Project, probed: dict[str, Outcome]) -> bool:
     type=click.Path(dir_okay=False, path_type=Path),
     help="With --signature: the ed25519 public key (PEM, or base64 SPKI DER).",
 )
+@click.option(
+    "--artifacts/--no-artifacts",
+    default=None,
+    help="Re-check the recorded artifact digests at their stores (default: as `lock` decides).",
+)
 @timeout_option
 @json_option
 @click.pass_obj
@@ -180,6 +185,7 @@ def verify(
     lock_digest: str | None,
     signature: Path | None,
     public_key: Path | None,
+    artifacts: bool | None,
     probe_timeout: float,
     as_json: bool,
 ) -> int:
@@ -198,7 +204,8 @@ def verify(
         raise InputError("--signature and --public-key go together")
     proj, lock = _load(ctx)
     drift = checks.registry_drift(lock, _opener(proj), ctx.registry_override)
-    drift += checks.artifact_drift(lock)
+    if proj.artifacts_enabled(artifacts):
+        drift += checks.artifact_drift(lock, _store_settings(proj))
     code, fresh, errors = 0, {}, []  # errors: servers verify --surface could not probe
     if surface:
         pinned = [s for s in lock.servers if s.surface is not None]
@@ -214,6 +221,15 @@ def verify(
     unpinned = [s.alias for s in lock.servers if s.surface is None]
     _verify_report(drift, violations, unpinned if surface else [], errors, as_json)
     return 1 if drift or violations else code
+
+
+def _store_settings(proj: Project) -> Any:
+    import os
+
+    from mcpsync.artifacts.model import StoreSettings
+    from mcpsync.project import REGISTRY_CONCURRENCY
+
+    return StoreSettings(proj.root, dict(os.environ), proj.timeout, REGISTRY_CONCURRENCY)
 
 
 def _opener(proj: Project) -> Any:
