@@ -1,9 +1,20 @@
-"""mcp.lock: read, write deterministically, and say why it is stale."""
+"""mcp.lock: read, write deterministically, and say why it is stale.
+
+An entry's fields, in the order they are written (`_server_block`): alias, name, version,
+description, registry, digest, inputs, server-json, then the [server.launch] table.
+`server-json` is the registry's server.json the entry was rendered from (canonical JSON, its
+sha256 is `digest`), so `integrity` can render every entry again offline and tell a lock edited
+by hand. A field added later goes into `_server_block` and `_locked` (readers ignore keys they
+do not know, so a lock stays readable by an older mcpsync of the same lock `version`); what
+`integrity` re-derives is listed there (`CHECKED`), and a field that cannot be derived from
+the inputs and server.json is simply not in that list.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +58,7 @@ class LockedServer:
     description: str | None = None
     artifact: Artifact | None = None  # [server.artifact]: the digest of what the launch fetches
     surface: Surface | None = None  # the tool surface `mcpsync probe` pinned
+    server_json: Mapping[str, Any] | None = None  # None for a custom server (or an old lock)
 
 
 @dataclass(frozen=True)
@@ -57,10 +69,14 @@ class Lock:
         return next((s for s in self.servers if s.alias == alias), None)
 
 
+def canonical_json(server_json: Mapping[str, Any]) -> str:
+    """Sorted keys, no spaces, UTF-8 text: the form `digest` hashes."""
+    return json.dumps(server_json, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def digest(server_json: Mapping[str, Any]) -> str:
     """sha256 of canonical JSON (sorted keys, no spaces, UTF-8): stable across key order."""
-    canonical = json.dumps(server_json, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return "sha256:" + hashlib.sha256(canonical_json(server_json).encode("utf-8")).hexdigest()
 
 
 # ---------------------------------------------------------------- writing
@@ -84,6 +100,8 @@ def _server_block(server: LockedServer) -> str:
         ("inputs", dict(server.inputs)),
     ]
     lines = ["[[server]]"] + [f"{k} = {_value(v)}" for k, v in head if _present(v)]
+    if server.server_json is not None:
+        lines.append(f"server-json = {_json_literal(server.server_json)}")
     lines += ["", "[server.launch]"]
     for attr, key in LAUNCH_KEYS:
         value = getattr(server.launch, attr)
@@ -147,6 +165,18 @@ def _key(key: str) -> str:
     return key if bare else _value(key)
 
 
+# Inside a TOML literal string ('...') only `'` and control characters other than tab cannot
+# stand; in canonical JSON they occur only inside JSON strings (json.dumps escapes the C0
+# controls already), where a \uXXXX escape means the same. Lone surrogates cannot be UTF-8.
+_NOT_LITERAL = re.compile("['\x7f\ud800-\udfff]")
+
+
+def _json_literal(data: Mapping[str, Any]) -> str:
+    """Canonical JSON as a TOML literal string: readable, with no TOML escapes to undo."""
+    text = _NOT_LITERAL.sub(lambda m: f"\\u{ord(m.group()):04x}", canonical_json(data))
+    return f"'{text}'"
+
+
 # ---------------------------------------------------------------- reading
 
 
@@ -158,10 +188,53 @@ def read(path: Path) -> Lock | None:
     return None if text is None else loads(text, path)
 
 
-def loads(text: str, path: Path) -> Lock:
-    data = parse_toml(
-        text, path, hint="fix it (a merge conflict?) or delete it, then run `mcpsync lock`"
+class MergeConflict(InputError):
+    """mcp.lock holds merge conflict markers; `mcpsync lock` resolves it from mcp.toml."""
+
+    def __init__(self, path: Path, hunks: list[tuple[int, int]]) -> None:
+        super().__init__(
+            f"{path.name} has merge conflict markers ({conflict_lines(hunks)})",
+            hint=f"run `mcpsync lock` to resolve it from mcp.toml (pins are kept); "
+            f"do not edit {path.name} by hand",
+        )
+        self.hunks = hunks
+
+
+CONFLICT_MARKER = re.compile(r"^(<{7}|\|{7}|={7}|>{7})(?:[ \r]|$)", re.MULTILINE)
+
+
+def conflict_hunks(text: str) -> list[tuple[int, int]]:
+    """(first, last) line numbers (1-based) of each `<<<<<<<` ... `>>>>>>>` hunk; [] if none.
+    A marker without its pair still counts, from or up to itself."""
+    hunks: list[tuple[int, int]] = []
+    start: int | None = None
+    for match in CONFLICT_MARKER.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        kind = match.group(1)[0]
+        if kind == "<":
+            start = line if start is None else start
+        elif kind == ">":
+            hunks.append((line if start is None else start, line))
+            start = None
+        elif start is None:  # ||||||| or ======= outside a hunk
+            start = line
+    if start is not None:
+        hunks.append((start, len(text.splitlines())))
+    return hunks
+
+
+def conflict_lines(hunks: list[tuple[int, int]]) -> str:
+    spans = [f"{a}\u2013{b}" if a != b else str(a) for a, b in hunks]
+    return ("lines " if len(hunks) > 1 or hunks[0][0] != hunks[0][1] else "line ") + ", ".join(
+        spans
     )
+
+
+def loads(text: str, path: Path) -> Lock:
+    hunks = conflict_hunks(text)
+    if hunks:
+        raise MergeConflict(path, hunks)
+    data = parse_toml(text, path, hint="fix it or delete it, then run `mcpsync lock`")
     version = data.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
         raise InputError(f"{path}: no integer `version`; is this an mcp.lock?")
@@ -176,7 +249,7 @@ def loads(text: str, path: Path) -> Lock:
     return Lock(tuple(_locked(path, entry) for entry in raw))
 
 
-_STR_FIELDS = ("name", "version", "registry", "digest", "description")
+_STR_FIELDS = ("name", "version", "registry", "digest", "description", "server-json")
 _LAUNCH_LISTS = ("args", "secrets", "optional")
 _LAUNCH_TABLES = ("env", "headers")
 
@@ -227,6 +300,7 @@ def _locked(path: Path, raw: Any) -> LockedServer:
         digest=raw.get("digest"),
         description=raw.get("description"),
         surface=_surface(raw["surface"], bad) if "surface" in raw else None,
+        server_json=_server_json(raw.get("server-json"), bad),
     )
 
 
@@ -244,6 +318,18 @@ def _artifact(raw: Any, bad: Callable[[str, str], InputError]) -> Artifact | Non
     if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
         raise bad("artifact.files", "a table of strings")
     return Artifact(raw["source"], raw["store"], raw.get("digest"), files)
+
+
+def _server_json(text: str | None, bad: Callable[[str, str], InputError]) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise bad("server-json", "a JSON object (the registry's server.json)")
+    return data
 
 
 def _surface(raw: Any, bad: Callable[[str, str], InputError]) -> Surface:

@@ -205,6 +205,12 @@ def _check_keys(table: Mapping[str, Any], allowed: tuple[str, ...], where: str) 
         )
 
 
+def server_spec(path: Path, alias: str, raw: Any) -> ServerSpec:
+    """One [servers.ALIAS] table from `path`, validated as mcp.toml's are (the lock's recorded
+    inputs are read back through this, so they mean exactly what they meant in mcp.toml)."""
+    return _server(path, alias, raw)
+
+
 def _server(path: Path, alias: str, raw: Any) -> ServerSpec:
     where = f"{path.name}: server '{alias}'"
     if not ALIAS_RE.match(alias):

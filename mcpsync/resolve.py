@@ -7,11 +7,12 @@ import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from mcpsync.artifacts import Artifact, oci_image_digest, wanted
 from mcpsync.artifacts import Lookup as ArtifactLookup
+from mcpsync.artifacts import wanted
 from mcpsync.errors import InputError, NotFound, ServerFailures
-from mcpsync.launch import Launch, LaunchOptions, render, render_custom
-from mcpsync.lockfile import Lock, LockedServer, digest
+from mcpsync.integrity import custom_entry, launch_options, registry_entry
+from mcpsync.launch import render
+from mcpsync.lockfile import Lock, LockedServer
 from mcpsync.manifest import Manifest, ServerSpec
 from mcpsync.pool import concurrently
 from mcpsync.registry.base import Registry, ServerEntry
@@ -19,19 +20,22 @@ from mcpsync.registry.base import Registry, ServerEntry
 
 @dataclass(frozen=True)
 class Change:
-    """One line of the change report: Added / Updated / Removed / Changed."""
+    """One line of the change report: Added / Updated / Removed / Changed / Repaired."""
 
     action: str
     alias: str
     old: str | None = None
     new: str | None = None
     what: str = "launch inputs"  # for Changed: what changed at the same version
+    detail: str | None = None  # Repaired: what was wrong with the entry
 
     def render(self) -> str:
         if self.action == "Updated":
             return f"Updated {self.alias} {self.old or '(custom)'} -> {self.new or '(custom)'}"
         version = self.old if self.action == "Removed" else self.new
         line = f"{self.action} {self.alias}" + (f" {version}" if version else "")
+        if self.action == "Repaired":
+            return f"{line} ({self.detail})"
         return line + f" ({self.what})" if self.action == "Changed" else line
 
 
@@ -82,11 +86,14 @@ def plan(
     upgrade: Collection[str] = (),
     registry_named: bool = True,
     artifacts: bool = False,
+    refetch: Collection[str] = (),
 ) -> Plan:
     """`registry_named`: whether a pin must have come from `registry_url` to be kept; False
     when no one named a registry (a pin from a one-off --registry stays, see the README).
     With `artifacts`, a pin whose launch has an artifact store but no record in the lock is
-    refreshed (same version, looked up again), so that it gets one."""
+    refreshed (same version, looked up again), so that it gets one. `refetch`: entries whose
+    recorded server.json cannot be trusted (integrity.triage); their pin is kept while it
+    still answers the inputs, but fetched again (and its artifact looked up again)."""
     required = registry_url if registry_named else None
     keep: dict[str, LockedServer] = {}
     refresh: dict[str, str] = {}
@@ -95,9 +102,12 @@ def plan(
         entry = old.get(alias) if old else None
         if spec.is_custom:
             continue
+        same_inputs = entry is not None and dict(entry.inputs) == spec.inputs()
         if upgrade_all or alias in upgrade or not _same_source(spec, entry, required):
             todo.append(alias)
-        elif entry is not None and dict(entry.inputs) == spec.inputs():
+        elif entry is not None and entry.version and alias in refetch and same_inputs:
+            refresh[alias] = entry.version
+        elif entry is not None and same_inputs:
             if artifacts and entry.version and _lacks_artifact(entry):
                 refresh[alias] = entry.version
             else:
@@ -143,6 +153,7 @@ def resolve(
     warn: Warn | None = None,
     artifacts: Callable[[], ArtifactLookup] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    refetch: Collection[str] = (),
 ) -> Lock:
     """The new lock. Opens the registry only when some server needs it. `warn` hears of
     mcp.toml keys a (re)resolved server does not use. With `artifacts` (an opener of the
@@ -161,6 +172,7 @@ def resolve(
         upgrade=upgrade,
         registry_named=registry_named,
         artifacts=artifacts is not None,
+        refetch=refetch,
     )
     todo = [a for a in sorted(manifest.servers) if a in the_plan.refresh or a in the_plan.resolve]
     settled = _Settled()
@@ -202,7 +214,7 @@ def _server(
     if spec.alias in the_plan.keep:
         return the_plan.keep[spec.alias]
     if spec.is_custom:
-        return _custom(spec)
+        return custom_entry(spec)
     result = results[spec.alias]
     if isinstance(result, InputError):
         raise result
@@ -258,10 +270,12 @@ class _Work:
             spec = self.manifest.servers[alias]
             try:
                 entry = _pick(spec, found, self.refresh.get(alias), self.registry_url)
-                launch = render(entry.server, _options(spec))
+                launch = render(entry.server, launch_options(spec))
                 want = wanted(launch) if stores is not None else None
                 record = stores.lookup(alias, want, abort) if stores and want else None
-                out.results[alias] = _locked(spec, entry, self.registry_url, launch, record)
+                out.results[alias] = registry_entry(
+                    spec, entry.server, self.registry_url, record, launch=launch
+                )
             except InputError as exc:
                 out.results[alias] = exc
                 continue
@@ -383,48 +397,12 @@ def _some(versions: list[str], limit: int = 8) -> str:
     return shown + (f", … ({len(versions)} in all)" if len(versions) > limit else "") or "none"
 
 
-def _options(spec: ServerSpec) -> LaunchOptions:
-    return LaunchOptions(
-        alias=spec.alias,
-        package=spec.package,
-        transport=spec.transport,
-        args=spec.args,
-        env=dict(spec.env),
-        headers=dict(spec.headers),
-        variables=dict(spec.variables),
-    )
-
-
-def _locked(
-    spec: ServerSpec,
-    entry: ServerEntry,
-    registry_url: str,
-    launch: Launch,
-    artifact: Artifact | None,
-) -> LockedServer:
-    pin = oci_image_digest(launch, artifact)
-    if pin is not None:  # docker runs image:tag@sha256:…, exactly what was looked up
-        launch = render(entry.server, _options(spec), image_digest=pin)
-    description = spec.description or entry.server.get("description")
-    return LockedServer(
-        alias=spec.alias,
-        launch=launch,
-        inputs=spec.inputs(),
-        name=spec.name,
-        version=entry.version,
-        registry=registry_url,
-        digest=digest(entry.server),
-        description=description if isinstance(description, str) else None,
-        artifact=artifact,
-    )
-
-
 def _warn_unused(manifest: Manifest, spec: ServerSpec, entry: ServerEntry, warn: Warn) -> None:
     """env keys the chosen package does not declare, variables keys nothing reads: typos,
     most likely (an extra env var may be deliberate, so this warns and never fails)."""
     from mcpsync.launch import unused_inputs
 
-    for unused in unused_inputs(entry.server, _options(spec)):
+    for unused in unused_inputs(entry.server, launch_options(spec)):
         if unused.close:
             hint = f"did you mean: {', '.join(unused.close)}?"
         else:
@@ -442,15 +420,9 @@ def _warn_unused(manifest: Manifest, spec: ServerSpec, entry: ServerEntry, warn:
         )
 
 
-def _custom(spec: ServerSpec) -> LockedServer:
-    launch = render_custom(_options(spec), command=spec.command, url=spec.url)
-    return LockedServer(
-        alias=spec.alias, launch=launch, inputs=spec.inputs(), description=spec.description
-    )
-
-
-def changes(old: Lock | None, new: Lock) -> list[Change]:
-    """uv-style report lines, sorted by alias."""
+def changes(old: Lock | None, new: Lock, repaired: Mapping[str, str] | None = None) -> list[Change]:
+    """uv-style report lines, sorted by alias. `repaired`: alias -> what was wrong with its
+    old entry (integrity.triage); such an entry that keeps its pin reads `Repaired`."""
     before = {s.alias: s for s in old.servers} if old else {}
     after = {s.alias: s for s in new.servers}
     out: list[Change] = []
@@ -464,6 +436,8 @@ def changes(old: Lock | None, new: Lock) -> list[Change]:
             # Only what a user runs counts: a new constraint that keeps the pin is no change.
             if a.version != b.version:
                 out.append(Change("Updated", alias, a.version, b.version))
+            elif repaired and alias in repaired:
+                out.append(Change("Repaired", alias, new=b.version, detail=repaired[alias]))
             elif a.artifact != b.artifact:
                 out.append(Change("Changed", alias, new=b.version, what="artifact digests"))
             elif a.launch != b.launch:

@@ -281,10 +281,14 @@ def test_check_stale_is_1_with_reasons(stub: RegistryStub, project: Path) -> Non
 def test_check_json(stub: RegistryStub, project: Path) -> None:
     missing = check(project, "--json")
     assert missing.code == 1
-    assert missing.json() == {"fresh": False, "reasons": ["mcp.lock does not exist"]}
+    assert missing.json() == {
+        "fresh": False,
+        "reasons": ["mcp.lock does not exist"],
+        "tampered": [],
+    }
     assert lock(stub.url, project).code == 0
     fresh = check(project, "--json", url=stub.url)
-    assert (fresh.code, fresh.json()) == (0, {"fresh": True, "reasons": []})
+    assert (fresh.code, fresh.json()) == (0, {"fresh": True, "reasons": [], "tampered": []})
 
 
 def test_check_another_registry_is_stale(stub: RegistryStub, project: Path) -> None:

@@ -63,7 +63,8 @@ version = 1
 
 [[server]]
 alias = "internal"
-inputs = { command = "uvx", args = ["internal-mcp==1.4.2"], env = { TOKEN = "${INTERNAL_TOKEN}" } }
+inputs = { command = "uvx", args = ["internal-mcp==1.4.2"], env = { TOKEN = "${INTERNAL_TOKEN}" \
+} }
 
 [server.launch]
 transport = "stdio"
@@ -80,6 +81,11 @@ description = "Test server io.github.example/notes"
 registry = "file:registry"
 digest = "sha256:4bcb94eaa6843e0f637ad61f3f5b2bdc28a2e81344a75bd2feb9db9857a4d085"
 inputs = { variables = { notes-dir = "/srv/notes" } }
+server-json = '{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.sche\
+ma.json","description":"Test server io.github.example/notes","name":"io.github.example/notes","p\
+ackages":[{"identifier":"notes-mcp","packageArguments":[{"isRequired":true,"name":"--notes-dir",\
+"type":"named","valueHint":"dir"}],"registryType":"pypi","runtimeHint":"uvx","transport":{"type"\
+:"stdio"},"version":"1.0.0"}],"version":"1.0.0"}'
 
 [server.launch]
 transport = "stdio"
@@ -97,6 +103,12 @@ description = "Test server io.github.example/postgres"
 registry = "file:registry"
 digest = "sha256:f1ccd22ffab03eb5281eaea43f9ae93c56d4565a1d4ef200ed7d169c08922a34"
 inputs = { version = "latest", env = { LOG_LEVEL = "warn" } }
+server-json = '{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.sche\
+ma.json","description":"Test server io.github.example/postgres","name":"io.github.example/postgr\
+es","packages":[{"environmentVariables":[{"description":"Connection string","isRequired":true,"i\
+sSecret":true,"name":"DATABASE_URL"},{"default":"info","description":"Log level","name":"LOG_LEV\
+EL"}],"identifier":"docker.io/example/postgres-mcp:3.1.0","registryType":"oci","transport":{"typ\
+e":"stdio"}}],"version":"3.1.0"}'
 
 [server.launch]
 transport = "stdio"
@@ -104,8 +116,8 @@ registry-type = "oci"
 identifier = "docker.io/example/postgres-mcp:3.1.0"
 package-version = "3.1.0"
 command = "docker"
-args = ["run", "-i", "--rm", "-e", "DATABASE_URL", "-e", "LOG_LEVEL", \
-"docker.io/example/postgres-mcp:3.1.0"]
+args = ["run", "-i", "--rm", "-e", "DATABASE_URL", "-e", "LOG_LEVEL", "docker.io/example/postgre\
+s-mcp:3.1.0"]
 env = { DATABASE_URL = "${DATABASE_URL}", LOG_LEVEL = "warn" }
 secrets = ["DATABASE_URL"]
 
@@ -117,6 +129,12 @@ description = "Search, our way"
 registry = "file:registry"
 digest = "sha256:ecfb3ea8e91877b0f556ffe0ddb721992a538536f3895985bb348543d41f2587"
 inputs = { description = "Search, our way" }
+server-json = '{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.sche\
+ma.json","description":"Test server com.example/search","name":"com.example/search","remotes":[{\
+"headers":[{"description":"Bearer token","isRequired":true,"isSecret":true,"name":"Authorization\
+","value":"Bearer {token}","variables":{"token":{"description":"API token","isRequired":true,"is\
+Secret":true}}}],"type":"streamable-http","url":"https://mcp.example.com/mcp"}],"version":"2.0.0\
+"}'
 
 [server.launch]
 transport = "streamable-http"
@@ -133,6 +151,11 @@ description = "Test server io.github.example/weather"
 registry = "file:registry"
 digest = "sha256:b286645349974802f778ae86e520aa918e6c07c5539c8920c36dcd3171975bb4"
 inputs = { version = "^1.2", args = ["--units", "metric"], env = { WEATHER_LOG = "debug" } }
+server-json = '{"$schema":"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.sche\
+ma.json","description":"Test server io.github.example/weather","name":"io.github.example/weather\
+","packages":[{"identifier":"@example/weather-mcp","registryType":"npm","transport":{"type":"std\
+io"},"version":"1.10.1"}],"repository":{"source":"github","url":"https://github.com/example/weat\
+her-mcp"},"version":"1.10.1"}'
 
 [server.launch]
 transport = "stdio"
@@ -271,7 +294,7 @@ def test_lock_from_a_newer_mcpsync_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "needles"),
     [
-        ("<<<<<<< HEAD\nversion = 1\n", ["Invalid TOML", "mcp.lock"]),
+        ("version = 1\n[[server]\n", ["Invalid TOML", "mcp.lock"]),
         ('version = "1"\n', ["no integer `version`"]),
         ("version = true\n", ["no integer `version`"]),
         ("version = 1\nserver = 3\n", ["`server`"]),
@@ -304,7 +327,7 @@ def test_lock_from_a_newer_mcpsync_is_refused(tmp_path: Path) -> None:
         ),
     ],
     ids=[
-        "conflict-markers",
+        "not-toml",
         "version-string",
         "version-bool",
         "server-not-array",

@@ -221,6 +221,7 @@ def test_report_is_json_with_json(tmp_path: Path, stub: RegistryStub) -> None:
     assert result.code == 0 and result.err == "", str(result)
     assert result.json() == {
         "written": True,
+        "merge_conflict": False,
         "changes": [{"action": "Updated", "alias": "a", "old": "1.1.0", "new": "1.2.0"}],
         "servers": [
             {"alias": "a", "name": A, "version": "1.2.0"},

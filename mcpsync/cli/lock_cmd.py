@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import click
@@ -15,6 +16,7 @@ from mcpsync.cli.output import Progress, emit_json, json_option, note, say, stde
 from mcpsync.cli.output import change as report_change
 
 if TYPE_CHECKING:
+    from mcpsync.integrity import Triage
     from mcpsync.lockfile import Lock
     from mcpsync.project import Project
     from mcpsync.resolve import Change, LockWarning, Warn
@@ -54,7 +56,8 @@ def lock(
     """Resolve mcp.toml against the registry and pin versions in mcp.lock.
 
     Existing pins are kept while they still satisfy mcp.toml; a lock that is already
-    up to date makes no registry request and is not rewritten.
+    up to date makes no registry request and is not rewritten. Entries edited by hand are
+    rendered again (pins kept), and a merge-conflicted lock is resolved from both sides.
     """
     from mcpsync import project
 
@@ -92,12 +95,12 @@ def run_lock(
     warnings: list[LockWarning] = []
     with project_lock(proj.root):
         old_text = read_text(proj.lock_path)  # read once: parsed here, compared below
-        old = None if old_text is None else lockfile.loads(old_text, proj.lock_path)
+        old = _read_old(proj, old_text)
         progress = Progress(proj.registry_url) if stderr_is_tty() and not as_json else None
         try:
             new = resolve.resolve(
                 proj.manifest,
-                old,
+                old.triage.lock,
                 proj.registry_url,
                 proj.registry_opener(),
                 upgrade_all=upgrade,
@@ -106,6 +109,7 @@ def run_lock(
                 registry_named=proj.registry_named,
                 artifacts=proj.artifact_opener(artifacts),
                 progress=progress,
+                refetch=old.triage.refetch,
             )
         except RegistryError as exc:
             if exc.hint is None:  # say what did not happen, and what to try
@@ -125,9 +129,39 @@ def run_lock(
         written = old_text != text  # never rewrite an unchanged lock
         if written:
             atomic_write(proj.lock_path, text)
-    changes = resolve.changes(old, new)
-    _report(new, changes, written, time.monotonic() - started, as_json, warnings)
+    changes = resolve.changes(old.report, new, old.triage.repaired)
+    _report(new, changes, written, time.monotonic() - started, as_json, warnings, old.conflict)
     return 0
+
+
+@dataclass(frozen=True)
+class _Old:
+    """The lock on disk, as `lock` plans from it."""
+
+    triage: Triage  # pins to plan from, with entries edited by hand rendered again or refetched
+    report: Lock | None  # what the change report compares the new lock with
+    conflict: str | None = None  # the line telling how a merge conflict was resolved
+
+
+def _read_old(proj: Project, text: str | None) -> _Old:
+    from mcpsync import integrity, lockfile, lockmerge
+
+    if text is None:
+        return _Old(integrity.triage(lockfile.Lock()), None)
+    hunks = lockfile.conflict_hunks(text)
+    if not hunks:
+        old = lockfile.loads(text, proj.lock_path)
+        return _Old(integrity.triage(old), old)
+    merged = lockmerge.merge(text, proj.lock_path, proj.manifest, proj.pinned_registry)
+    kept = merged.triage.lock
+    pins = sum(1 for s in kept.servers if s.version)
+    line = (
+        f"{proj.lock_path.name} had merge conflict markers ({lockfile.conflict_lines(hunks)}): "
+        f"resolved from mcp.toml, keeping {pins} pin{'s' if pins != 1 else ''} from both sides"
+    )
+    if merged.parsed < 2:
+        line += f" ({2 - merged.parsed} side{'s' if merged.parsed == 0 else ''} did not parse)"
+    return _Old(merged.triage, kept, line)
 
 
 def _report(
@@ -137,15 +171,14 @@ def _report(
     seconds: float,
     as_json: bool,
     warnings: Sequence[LockWarning] = (),
+    conflict: str | None = None,
 ) -> None:
     if as_json:
         emit_json(
             {
                 "written": written,
-                "changes": [
-                    {"action": c.action, "alias": c.alias, "old": c.old, "new": c.new}
-                    for c in changes
-                ],
+                "merge_conflict": conflict is not None,
+                "changes": [_change_json(c) for c in changes],
                 "servers": [
                     {"alias": s.alias, "name": s.name, "version": s.version} for s in new.servers
                 ],
@@ -153,6 +186,8 @@ def _report(
             }
         )
         return
+    if conflict is not None:
+        note(conflict)
     note(
         f"Resolved {len(new.servers)} server{'s' if len(new.servers) != 1 else ''} "
         f"in {seconds * 1000:.0f}ms"
@@ -163,19 +198,59 @@ def _report(
         note(f"warning: {warning.render()}")
 
 
-def _check(proj: Project, as_json: bool, artifacts: bool) -> int:
-    from mcpsync import lockfile
+def _change_json(change: Change) -> dict[str, str | None]:
+    row = {"action": change.action, "alias": change.alias, "old": change.old, "new": change.new}
+    if change.detail is not None:  # Repaired: what was wrong with the old entry
+        row["detail"] = change.detail
+    return row
 
+
+def _check(proj: Project, as_json: bool, artifacts: bool) -> int:
+    from mcpsync import integrity, lockfile
+    from mcpsync.fsutil import read_text
+
+    text = read_text(proj.lock_path)
+    hunks = lockfile.conflict_hunks(text) if text is not None else []
+    if hunks:  # what `mcpsync lock` repairs is a difference (1), like a stale lock
+        return _check_conflict(proj, hunks, as_json)
+    lock = None if text is None else lockfile.loads(text, proj.lock_path)
+    tampers = integrity.check(lock) if lock is not None else []
+    found = integrity.verdict(lock, tampers) if lock is not None and tampers else None
     reasons = lockfile.stale_reasons(
-        proj.manifest, proj.read_lock(), proj.pinned_registry, artifacts=artifacts
+        proj.manifest, lock, proj.pinned_registry, artifacts=artifacts
     )
+    differs = bool(reasons or found)
     if as_json:
-        emit_json({"fresh": not reasons, "reasons": reasons})
-    elif reasons:
+        edited = list(found.block[-1:] if found.old_format else found.lines) if found else []
+        emit_json(
+            {
+                "fresh": not differs,
+                "reasons": edited + reasons,
+                "tampered": [t.as_json() for t in tampers],
+            }
+        )
+        return 1 if differs else 0
+    if found is not None:
+        for line in found.block:
+            note(line)
+    if reasons:
         note("mcp.lock is out of date with mcp.toml:")
         for reason in reasons:
             note(f"  - {reason}")
-        note("Run `mcpsync lock` to update it.")
+    if differs:
+        todo = found.todo if found is not None else "run `mcpsync lock` to update it"
+        note(todo[0].upper() + todo[1:] + ".")
     else:
         say("mcp.lock is up to date.")
-    return 1 if reasons else 0
+    return 1 if differs else 0
+
+
+def _check_conflict(proj: Project, hunks: list[tuple[int, int]], as_json: bool) -> int:
+    from mcpsync.lockfile import MergeConflict
+
+    conflict = MergeConflict(proj.lock_path, hunks)
+    if as_json:
+        emit_json({"fresh": False, "reasons": [conflict.message], "tampered": []})
+    else:
+        note(f"{conflict.message}; {conflict.hint}")
+    return 1

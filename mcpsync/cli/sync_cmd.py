@@ -113,11 +113,12 @@ def _filters(kinds: tuple[str, ...], scope: str | None) -> str:
 
 
 def _fresh_lock(proj: Project, frozen: bool) -> Any:
-    from mcpsync import lockfile
+    from mcpsync import integrity, lockfile
 
     lock = proj.read_lock()
     if lock is None:
         raise InputError(f"{proj.lock_path} not found", hint="run `mcpsync lock` first")
+    integrity.refuse_tampered(lock)  # invalid input in every mode, --check and --frozen too
     reasons = lockfile.stale_reasons(proj.manifest, lock, proj.pinned_registry)
     if reasons and not frozen:
         raise CheckFailed(

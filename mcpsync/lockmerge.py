@@ -1,0 +1,91 @@
+"""A merge-conflicted mcp.lock read back as the pins both sides hold (as npm does for its lock).
+
+git leaves `<<<<<<<` ours `|||||||` base `=======` theirs `>>>>>>>` hunks; the lines outside
+them plus one side's lines are that side's lock (git merged the rest line by line). Each side
+that parses offers its entries; a side that does not parse offers none. For each server in
+mcp.toml the best offer is kept, in this order: its recorded inputs match mcp.toml (kept as is,
+no registry request), its records are intact (integrity), it is the same server from the same
+registry, mcp.toml's constraint allows its pin, and then the higher version. `mcpsync lock`
+then plans from these pins as from any lock, and writes a clean one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcpsync.errors import InputError
+from mcpsync.integrity import Triage, triage
+from mcpsync.lockfile import CONFLICT_MARKER, Lock, LockedServer, loads
+from mcpsync.manifest import Manifest, ServerSpec
+
+
+def sides(text: str) -> tuple[str, str]:
+    """(ours, theirs): the text with each conflict hunk cut down to one side."""
+    ours: list[str] = []
+    theirs: list[str] = []
+    state = "both"
+    for line in text.splitlines(keepends=True):
+        marker = CONFLICT_MARKER.match(line)
+        if marker:
+            state = {"<": "ours", "|": "base", "=": "theirs", ">": "both"}[line[0]]
+            continue
+        if state in ("both", "ours"):
+            ours.append(line)
+        if state in ("both", "theirs"):
+            theirs.append(line)
+    return "".join(ours), "".join(theirs)
+
+
+@dataclass(frozen=True)
+class Merged:
+    triage: Triage  # the kept pins, as `mcpsync lock` plans from them
+    parsed: int  # how many sides parsed (0, 1 or 2)
+
+
+def merge(text: str, path: Path, manifest: Manifest, registry: str | None) -> Merged:
+    """The pins to keep from both sides of the conflicted lock `text`, for `manifest`.
+    `registry`: the one a pin must come from (Project.pinned_registry; None: any)."""
+    offers: list[Triage] = []
+    for side in sides(text):
+        try:
+            offers.append(triage(loads(side, path)))
+        except InputError:  # that side is no lock: it offers no pins
+            continue
+    servers: list[LockedServer] = []
+    repaired: dict[str, str] = {}
+    refetch: set[str] = set()
+    for alias, spec in sorted(manifest.servers.items()):
+        found = [(t, e) for t in offers if (e := t.lock.get(alias)) is not None]
+        if not found:
+            continue
+        best, entry = max(found, key=lambda te: _rank(spec, te, found, registry))
+        servers.append(entry)
+        if alias in best.repaired:
+            repaired[alias] = best.repaired[alias]
+        if alias in best.refetch:
+            refetch.add(alias)
+    return Merged(Triage(Lock(tuple(servers)), repaired, frozenset(refetch)), len(offers))
+
+
+def _rank(
+    spec: ServerSpec,
+    offer: tuple[Triage, LockedServer],
+    found: Sequence[tuple[Triage, LockedServer]],
+    registry: str | None,
+) -> tuple[bool, bool, bool, bool, bool]:
+    from mcpsync.versions import Constraint, select
+
+    side, entry = offer
+    same_registry = spec.is_custom or registry is None or entry.registry == registry
+    same_source = entry.name == spec.name and same_registry
+    versions = [e.version for _, e in found if e.version]
+    highest = select(versions, Constraint.parse("*"), prereleases=True) if versions else None
+    return (
+        same_source and dict(entry.inputs) == spec.inputs(),
+        entry.alias not in side.refetch,
+        same_source,
+        entry.version is not None and Constraint.parse(spec.version).allows(entry.version),
+        entry.version is not None and entry.version == highest,
+    )
