@@ -160,8 +160,7 @@ def derive(entry: LockedServer) -> LockedServer:
                 Tamper(
                     entry.alias,
                     NO_EVIDENCE,
-                    why="has no recorded server-json (mcp.lock predates tamper evidence, "
-                    "or it was edited by hand)",
+                    why="has no recorded server-json",
                 )
             )
         built = registry_entry(spec, entry.server_json, entry.registry or "", entry.artifact)

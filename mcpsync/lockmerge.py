@@ -1,12 +1,15 @@
-"""A merge-conflicted mcp.lock read back as the pins both sides hold (as npm does for its lock).
+"""A merge-conflicted mcp.lock read back as the pins both sides hold (as npm and pnpm do).
 
 git leaves `<<<<<<<` ours `|||||||` base `=======` theirs `>>>>>>>` hunks; the lines outside
 them plus one side's lines are that side's lock (git merged the rest line by line). Each side
-that parses offers its entries; a side that does not parse offers none. For each server in
-mcp.toml the best offer is kept, in this order: its recorded inputs match mcp.toml (kept as is,
-no registry request), its records are intact (integrity), it is the same server from the same
-registry, mcp.toml's constraint allows its pin, and then the higher version. `mcpsync lock`
-then plans from these pins as from any lock, and writes a clean one.
+that parses offers its entries (entries edited by the merge are rendered again from their own
+server.json, as for any tampered entry); a side that does not parse offers none. For each
+server in mcp.toml one offer is kept, the first by: the same server from the same registry,
+a pin mcp.toml's constraint allows, the higher version (pnpm's rule: one branch upgraded it),
+recorded inputs equal to mcp.toml's, intact records. Which side is "ours" does not matter, so
+a merge and a rebase give the same lock. `mcpsync lock` then plans from these pins as from
+any lock (an offer whose inputs differ from mcp.toml keeps its pin and is rendered again) and
+writes a clean lock.
 """
 
 from __future__ import annotations
@@ -83,9 +86,9 @@ def _rank(
     versions = [e.version for _, e in found if e.version]
     highest = select(versions, Constraint.parse("*"), prereleases=True) if versions else None
     return (
-        same_source and dict(entry.inputs) == spec.inputs(),
-        entry.alias not in side.refetch,
         same_source,
         entry.version is not None and Constraint.parse(spec.version).allows(entry.version),
         entry.version is not None and entry.version == highest,
+        dict(entry.inputs) == spec.inputs(),
+        entry.alias not in side.refetch,
     )

@@ -139,7 +139,7 @@ class _Old:
     """The lock on disk, as `lock` plans from it."""
 
     triage: Triage  # pins to plan from, with entries edited by hand rendered again or refetched
-    report: Lock | None  # what the change report compares the new lock with
+    report: Lock | None  # what the change report compares the new lock with (the pins kept)
     conflict: str | None = None  # the line telling how a merge conflict was resolved
 
 
@@ -150,8 +150,8 @@ def _read_old(proj: Project, text: str | None) -> _Old:
         return _Old(integrity.triage(lockfile.Lock()), None)
     hunks = lockfile.conflict_hunks(text)
     if not hunks:
-        old = lockfile.loads(text, proj.lock_path)
-        return _Old(integrity.triage(old), old)
+        triaged = integrity.triage(lockfile.loads(text, proj.lock_path))
+        return _Old(triaged, triaged.lock)
     merged = lockmerge.merge(text, proj.lock_path, proj.manifest, proj.pinned_registry)
     kept = merged.triage.lock
     pins = sum(1 for s in kept.servers if s.version)
