@@ -156,13 +156,7 @@ def derive(entry: LockedServer) -> LockedServer:
         if entry.name is None:
             return replace(custom_entry(spec), inputs=entry.inputs)
         if entry.server_json is None:
-            raise _Underivable(
-                Tamper(
-                    entry.alias,
-                    NO_EVIDENCE,
-                    why="has no recorded server-json",
-                )
-            )
+            raise _Underivable(Tamper(entry.alias, NO_EVIDENCE, why="has no recorded server-json"))
         built = registry_entry(spec, entry.server_json, entry.registry or "", entry.artifact)
     except McpsyncError as exc:
         why = f"no longer renders from its recorded inputs and server-json: {exc.message}"
@@ -175,17 +169,19 @@ def _spec(entry: LockedServer) -> ServerSpec:
     """The recorded inputs read back as mcp.toml would read them."""
     raw = dict(entry.inputs) if entry.name is None else {"name": entry.name, **entry.inputs}
     try:
-        return server_spec(Path("mcp.lock"), entry.alias, raw)
+        return server_spec(_LOCK, entry.alias, raw)
     except InputError as exc:
         why = f"field inputs is not what mcpsync writes ({exc.message})"
         raise _Underivable(Tamper(entry.alias, "inputs", why=why)) from None
 
 
+_LAUNCH_ATTRS = {f"launch.{key}": attr for attr, key in LAUNCH_KEYS}
+_LOCK = Path("mcp.lock")
+
+
 def _field(entry: LockedServer, key: str) -> Any:
-    if key.startswith("launch."):
-        attr = next(a for a, k in LAUNCH_KEYS if f"launch.{k}" == key)
-        return getattr(entry.launch, attr)
-    return getattr(entry, key)
+    attr = _LAUNCH_ATTRS.get(key)
+    return getattr(entry, key) if attr is None else getattr(entry.launch, attr)
 
 
 def _plain(value: Any) -> Any:
@@ -221,9 +217,7 @@ class Verdict:
 
     @property
     def todo(self) -> str:
-        if self.old_format:
-            return UPGRADE
-        return REGENERATE
+        return UPGRADE if self.old_format else REGENERATE
 
 
 def verdict(lock: Lock, tampers: Sequence[Tamper]) -> Verdict:
