@@ -26,13 +26,16 @@ from mcpsync.launch import Launch, LaunchOptions, render, render_custom
 from mcpsync.lockfile import LAUNCH_KEYS, Lock, LockedServer, digest
 from mcpsync.manifest import ServerSpec, server_spec
 
+# [server.launch] keys that rendering does not produce (facts gathered at lock time from
+# elsewhere, e.g. an artifact's own digest): carried over as recorded, not compared here.
+NOT_DERIVED: frozenset[str] = frozenset()
 # The entry fields that are re-derived and compared, in message order, with what derives them.
 CHECKED = (
     ("name", "server-json says"),
     ("version", "server-json says"),
     ("digest", "server-json hashes to"),
     ("description", "inputs and server-json give"),
-    *((f"launch.{key}", "inputs render") for _, key in LAUNCH_KEYS),
+    *((f"launch.{key}", "inputs render") for _, key in LAUNCH_KEYS if key not in NOT_DERIVED),
 )
 NO_EVIDENCE = "server-json"
 REGENERATE = "run `mcpsync lock` to regenerate it (pins are kept)"
@@ -162,7 +165,13 @@ def derive(entry: LockedServer) -> LockedServer:
         why = f"no longer renders from its recorded inputs and server-json: {exc.message}"
         raise _Underivable(Tamper(entry.alias, "launch", why=why)) from None
     name = entry.server_json.get("name")
-    return replace(built, name=name if isinstance(name, str) else None, inputs=entry.inputs)
+    kept = {attr: getattr(entry.launch, attr) for attr, key in LAUNCH_KEYS if key in NOT_DERIVED}
+    return replace(
+        built,
+        name=name if isinstance(name, str) else None,
+        inputs=entry.inputs,
+        launch=replace(built.launch, **kept),
+    )
 
 
 def _spec(entry: LockedServer) -> ServerSpec:

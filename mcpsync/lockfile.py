@@ -167,8 +167,10 @@ def _key(key: str) -> str:
 
 # Inside a TOML literal string ('...') only `'` and control characters other than tab cannot
 # stand; in canonical JSON they occur only inside JSON strings (json.dumps escapes the C0
-# controls already), where a \uXXXX escape means the same. Lone surrogates cannot be UTF-8.
-_NOT_LITERAL = re.compile("['\x7f\ud800-\udfff]")
+# controls already), where a \uXXXX escape means the same. Lone surrogates cannot be UTF-8,
+# and NEL, LS and PS end a line for some readers (Python's splitlines): escaped too, so every
+# entry's server-json stays on one line for any tool.
+_NOT_LITERAL = re.compile("['\x7f\x85\u2028\u2029\ud800-\udfff]")
 
 
 def _json_literal(data: Mapping[str, Any]) -> str:
@@ -219,7 +221,7 @@ def conflict_hunks(text: str) -> list[tuple[int, int]]:
         elif start is None:  # ||||||| or ======= outside a hunk
             start = line
     if start is not None:
-        hunks.append((start, len(text.splitlines())))
+        hunks.append((start, text.count("\n") + (not text.endswith("\n"))))
     return hunks
 
 

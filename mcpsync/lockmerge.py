@@ -29,11 +29,12 @@ def sides(text: str) -> tuple[str, str]:
     ours: list[str] = []
     theirs: list[str] = []
     state = "both"
-    for line in text.splitlines(keepends=True):
-        marker = CONFLICT_MARKER.match(line)
-        if marker:
+    lines = text.split("\n")  # git's lines end at \n only (splitlines also splits at U+2028)
+    for number, line in enumerate(lines, 1):
+        if CONFLICT_MARKER.match(line):
             state = {"<": "ours", "|": "base", "=": "theirs", ">": "both"}[line[0]]
             continue
+        line += "\n" if number < len(lines) else ""
         if state in ("both", "ours"):
             ours.append(line)
         if state in ("both", "theirs"):

@@ -16,6 +16,7 @@ import pytest
 from cli_helpers import (
     Result,
     assert_clean_failure,
+    load_toml,
     lock_bytes,
     npm_server,
     pins,
@@ -29,7 +30,7 @@ from test_lockfile import MANIFEST
 
 from mcpsync import integrity
 from mcpsync.launch import Launch
-from mcpsync.lockfile import Lock, conflict_hunks, loads
+from mcpsync.lockfile import Lock, LockedServer, conflict_hunks, digest, dumps, loads
 from mcpsync.lockmerge import sides
 
 WEATHER_LAUNCH = (
@@ -256,6 +257,14 @@ EDITS = [
         [("weather", "description")],
         "Repaired weather 1.10.1 (description edited by hand)",
         0,
+    ),
+    Edit(
+        "name",
+        'name = "io.github.example/notes"',
+        'name = "io.github.evil/notes"',
+        [("notes", "name")],
+        "Repaired notes 1.0.0 (name edited by hand)",
+        1,
     ),
     Edit(
         "pin",
@@ -512,6 +521,8 @@ def test_two_branches_adding_servers_merge_with_no_registry_request(repo: Repo) 
 def test_sides_of_a_diff3_conflict() -> None:
     text = "top\n<<<<<<< HEAD\nours\n||||||| base\nbase\n=======\ntheirs\n>>>>>>> b\nend\n"
     assert sides(text) == ("top\nours\nend\n", "top\ntheirs\nend\n")
+    assert sides("a\u2028<<<<<<< b\n") == ("a\u2028<<<<<<< b\n",) * 2  # not at a line start
+    assert sides("<<<<<<< x\r\na\r\n=======\r\nb\r\n>>>>>>> y\r\nc") == ("a\r\nc", "b\r\nc")
     assert conflict_hunks(text) == [(2, 8)]
     assert conflict_hunks("a\n<<<<<<< x\nb\n") == [(2, 3)]  # no end marker: to the end
     assert conflict_hunks("a = '<<<<<<< not at a line start'\n========\n") == []
@@ -547,6 +558,36 @@ def test_check_is_a_plain_function_over_a_lock(locked: Locked) -> None:
         ("weather", "launch.env", {}),
     ]
     assert json.dumps([t.as_json() for t in tampers])  # plain JSON values
+
+
+def test_server_json_reads_back_exactly_whatever_its_strings_hold() -> None:
+    tricky = "it's ''' \\' \x7f \x00 \n \t \u2028 é 🎉 \"quoted\""
+    server = {"name": "io.github.x/y", "version": "1.0.0", "description": tricky, "n": [1, 2.5]}
+    entry = LockedServer(
+        alias="y",
+        launch=Launch(transport="stdio", command="npx"),
+        name="io.github.x/y",
+        version="1.0.0",
+        digest=digest(server),
+        server_json=server,
+    )
+    text = dumps(Lock((entry,)))
+    line = next(x for x in text.split("\n") if x.startswith("server-json = "))
+    assert line.startswith("server-json = '{") and line.endswith("}'")  # a TOML literal string
+    assert "\\u0027" in line and "\\u007f" in line and "\\u2028" in line
+    assert len(text.splitlines()) == len(text.split("\n")) - 1  # no other line ends
+    back = loads(text, Path("mcp.lock")).servers[0]
+    assert back == entry and digest(dict(back.server_json or {})) == entry.digest
+    assert load_toml(text)["server"][0]["server-json"] == line[len("server-json = '") : -1]
+
+
+def test_server_json_that_is_not_a_json_object_is_refused(locked: Locked) -> None:
+    text = locked.lock.decode()
+    start = text.index("server-json = '", text.index('alias = "weather"'))
+    end = text.index("\n", start)
+    (locked.root / "mcp.lock").write_text(text[:start] + "server-json = '[1, 2]'" + text[end:])
+    for args in (["lock", "--check"], ["sync"], ["lock"]):
+        assert_clean_failure(locked.run(*args), 2, "server 'weather'", "`server-json`")
 
 
 def test_lock_keeps_the_format_version(locked: Locked) -> None:
