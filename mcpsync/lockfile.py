@@ -190,6 +190,10 @@ def read(path: Path) -> Lock | None:
     return None if text is None else loads(text, path)
 
 
+class NewerLock(InputError):
+    """A lock format this mcpsync does not know: never rewritten, not even to resolve a merge."""
+
+
 class MergeConflict(InputError):
     """mcp.lock holds merge conflict markers; `mcpsync lock` resolves it from mcp.toml."""
 
@@ -241,7 +245,7 @@ def loads(text: str, path: Path) -> Lock:
     if not isinstance(version, int) or isinstance(version, bool):
         raise InputError(f"{path}: no integer `version`; is this an mcp.lock?")
     if version > LOCK_VERSION:
-        raise InputError(
+        raise NewerLock(
             f"{path} has lock format version {version}; this mcpsync reads up to {LOCK_VERSION}",
             hint="upgrade mcpsync (pip install -U mcpsync)",
         )

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from mcpsync.errors import InputError
 from mcpsync.integrity import Triage, triage
-from mcpsync.lockfile import CONFLICT_MARKER, Lock, LockedServer, loads
+from mcpsync.lockfile import CONFLICT_MARKER, Lock, LockedServer, NewerLock, loads
 from mcpsync.manifest import Manifest, ServerSpec
 
 
@@ -55,6 +55,8 @@ def merge(text: str, path: Path, manifest: Manifest, registry: str | None) -> Me
     for side in sides(text):
         try:
             offers.append(triage(loads(side, path)))
+        except NewerLock:  # a newer mcpsync wrote it: writing ours over it would lose data
+            raise
         except InputError:  # that side is no lock: it offers no pins
             continue
     servers: list[LockedServer] = []

@@ -539,6 +539,15 @@ def test_a_side_that_does_not_parse_offers_no_pins(repo: Repo) -> None:
     assert (repo.root / "mcp.lock").read_text() == good
 
 
+def test_a_side_from_a_newer_mcpsync_is_never_written_over(repo: Repo) -> None:
+    good = (repo.root / "mcp.lock").read_text()
+    newer = good.replace("version = 1\n", "version = 2\n", 1)
+    text = f"<<<<<<< HEAD\n{good}=======\n{newer}>>>>>>> x\n"
+    (repo.root / "mcp.lock").write_text(text)
+    assert_clean_failure(repo.run("lock"), 2, "lock format version 2")
+    assert (repo.root / "mcp.lock").read_text() == text
+
+
 # --- the function other commands call ----------------------------------------------------------
 
 
