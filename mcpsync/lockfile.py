@@ -6,8 +6,8 @@ description, registry, digest, inputs, server-json, then the [server.launch] tab
 sha256 is `digest`), so `integrity` can render every entry again offline and tell a lock edited
 by hand. A field added later goes into `_server_block` and `_locked` (readers ignore keys they
 do not know, so a lock stays readable by an older mcpsync of the same lock `version`); what
-`integrity` re-derives is listed there (`CHECKED`), and a field that cannot be derived from
-the inputs and server.json is simply not in that list.
+`integrity` re-derives is listed there (`CHECKED`): a head field that cannot be derived from
+the inputs and server.json stays out of it, a [server.launch] key goes in `NOT_DERIVED`.
 """
 
 from __future__ import annotations
@@ -230,9 +230,10 @@ def conflict_hunks(text: str) -> list[tuple[int, int]]:
 
 
 def conflict_lines(hunks: list[tuple[int, int]]) -> str:
-    spans = [f"{a}\u2013{b}" if a != b else str(a) for a, b in hunks]
-    return ("lines " if len(hunks) > 1 or hunks[0][0] != hunks[0][1] else "line ") + ", ".join(
-        spans
+    """ "lines 10–18, 26–31" (or "line 4") for messages."""
+    one = len(hunks) == 1 and hunks[0][0] == hunks[0][1]
+    return ("line " if one else "lines ") + ", ".join(
+        f"{a}\u2013{b}" if a != b else str(a) for a, b in hunks
     )
 
 
