@@ -152,24 +152,28 @@ def check_entry(entry: LockedServer) -> list[Tamper]:
 
 
 def derive(entry: LockedServer) -> LockedServer:
-    """What `entry` must be, rendered again from its recorded inputs (and server.json).
-    Raises _Underivable when its records cannot render at all."""
+    """`entry` with every field its records determine rendered again from its recorded inputs
+    (and server.json); fields they do not determine are kept as recorded, so a field added to
+    the lock later survives a repair. Raises _Underivable when its records cannot render."""
     spec = _spec(entry)
     try:
         if entry.name is None:
-            return replace(custom_entry(spec), inputs=entry.inputs)
-        if entry.server_json is None:
+            built = custom_entry(spec)
+        elif entry.server_json is None:
             raise _Underivable(Tamper(entry.alias, NO_EVIDENCE, why="has no recorded server-json"))
-        built = registry_entry(spec, entry.server_json, entry.registry or "", entry.artifact)
+        else:
+            built = registry_entry(spec, entry.server_json, entry.registry or "", entry.artifact)
     except McpsyncError as exc:
         why = f"no longer renders from its recorded inputs and server-json: {exc.message}"
         raise _Underivable(Tamper(entry.alias, "launch", why=why)) from None
-    name = entry.server_json.get("name")
+    name = built.server_json.get("name") if built.server_json is not None else None
     kept = {attr: getattr(entry.launch, attr) for attr, key in LAUNCH_KEYS if key in NOT_DERIVED}
     return replace(
-        built,
+        entry,
         name=name if isinstance(name, str) else None,
-        inputs=entry.inputs,
+        version=built.version,
+        digest=built.digest,
+        description=built.description,
         launch=replace(built.launch, **kept),
     )
 
