@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from registry_stub import OFFICIAL, RegistryStub
 
-from mcpsync import resolve
+from mcpsync import integrity, resolve
 from mcpsync.launch import Launch
 from mcpsync.manifest import parse
 from mcpsync.registry import open_registry
@@ -143,7 +143,8 @@ def test_latest_and_star_pin_what_the_registry_says(
             lines.append(f"version = {json.dumps(constraint)}\n\n")
     manifest = parse("".join(lines), tmp_path / "mcp.toml")
     # Launch rendering is not under test here (many real entries need inputs to launch).
-    monkeypatch.setattr(resolve, "render", lambda server, opts: Launch(transport="stdio"))
+    # (resolve builds its entries with integrity's builders, so the renderer is patched there)
+    monkeypatch.setattr(integrity, "render", lambda server, opts: Launch(transport="stdio"))
 
     with RegistryStub(items) as stub:
         lock = resolve.resolve(

@@ -6,6 +6,7 @@ is resolved from both sides' pins."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -601,3 +602,27 @@ def test_server_json_that_is_not_a_json_object_is_refused(locked: Locked) -> Non
 
 def test_lock_keeps_the_format_version(locked: Locked) -> None:
     assert locked.lock.decode().splitlines()[1] == "version = 1"
+
+
+CORPUS = os.environ.get("MCPSYNC_CORPUS")
+
+
+@pytest.mark.skipif(not CORPUS, reason="set MCPSYNC_CORPUS to a ServerResponse list")
+def test_every_real_server_json_survives_the_lock_and_checks_intact() -> None:
+    """Each corpus entry that locks: written, read back, equal, and intact by integrity."""
+    from mcpsync.errors import McpsyncError
+    from mcpsync.manifest import ServerSpec
+
+    items = json.loads(Path(str(CORPUS)).read_text(encoding="utf-8"))
+    servers = []
+    for n, item in enumerate(items):
+        spec = ServerSpec(alias=f"s{n:04d}", name=item["server"]["name"])
+        try:
+            servers.append(integrity.registry_entry(spec, item["server"], "https://r.example"))
+        except McpsyncError:
+            continue
+    assert len(servers) > 800, len(servers)  # 842 of 881 render with the default choice
+    lock = Lock(tuple(servers))
+    back = loads(dumps(lock), Path("mcp.lock"))
+    assert back == lock
+    assert integrity.check(back) == []
