@@ -7,6 +7,12 @@ below are the ones `resolve` uses), and compares field by field: a difference me
 was edited by hand, or by a merge. A registry entry without `server-json` cannot be checked,
 so it counts as tampered too (a lock written before tamper evidence; or the evidence deleted).
 
+An OCI entry with a [server.artifact] record is rendered with that record's image digest, as
+`lock` renders it (`image:tag@sha256:…`), so the digest in its launch must agree with the
+record: an edit of either shows as `launch.args`. The rest of [server.artifact] (npm and PyPI
+digests, the mcpb bundle's, `store`) was gathered from an artifact store, not derived: it is
+carried over as recorded, and only looking it up again (online) can tell an edit of it.
+
 What this cannot see offline: a forgery that rewrites server-json, digest and launch
 consistently. Comparing `digest` with the registry's own server.json is an online check.
 Whether the inputs still match mcp.toml is staleness (`lockfile.stale_reasons`), not this.
@@ -107,12 +113,13 @@ class Tamper:
     found: Any = None
     expected: Any = None
     why: str | None = None  # set when there is no expected value to show
+    source: str | None = None  # what derives the expected value, when not CHECKED's
 
     @property
     def message(self) -> str:
         if self.why is not None:
             return f"server '{self.alias}' {self.why}"
-        source = dict(CHECKED).get(self.field, "data give")
+        source = self.source or dict(CHECKED).get(self.field, "data give")
         return (
             f"server '{self.alias}' field {self.field} is {_show(self.found)}, "
             f"but its recorded {source} {_show(self.expected)}"
@@ -146,11 +153,24 @@ def check_entry(entry: LockedServer) -> list[Tamper]:
         return [exc.tamper]
     if expected == entry:  # derive starts from the entry: equal means every field matched
         return []
+    pinned = _pins_image(entry)
     return [
-        Tamper(entry.alias, key, found, want)
+        Tamper(
+            entry.alias, key, found, want, source=PINNED if pinned and key in PIN_FIELDS else None
+        )
         for key, _ in CHECKED
         if (found := _field(entry, key)) != (want := _field(expected, key))
     ]
+
+
+PINNED = "inputs and [server.artifact] digest render"
+PIN_FIELDS = frozenset({"launch.args"})  # where an OCI launch names its image@sha256:…
+
+
+def _pins_image(entry: LockedServer) -> bool:
+    """An OCI launch with an artifact record: its image reference carries the record's digest
+    (or should: a record that no longer gives a digest to pin is an edit as well)."""
+    return entry.launch.registry_type == "oci" and entry.artifact is not None
 
 
 def derive(entry: LockedServer) -> LockedServer:
@@ -270,12 +290,19 @@ def triage(lock: Lock) -> Triage:
         tampers = check_entry(entry)
         if tampers:
             repaired[entry.alias] = _reason(tampers)
-            fixed = _from_own_server_json(entry)
+            fixed = None if _pin_in_doubt(entry, tampers) else _from_own_server_json(entry)
             if fixed is None and entry.name is not None:
                 refetch.add(entry.alias)
             entry = fixed or entry
         servers.append(entry)
     return Triage(Lock(tuple(servers)), repaired, frozenset(refetch))
+
+
+def _pin_in_doubt(entry: LockedServer, tampers: Sequence[Tamper]) -> bool:
+    """The image digest in an OCI launch and the one its [server.artifact] records disagree:
+    which of the two was edited cannot be told offline, so the pin is fetched again (and, with
+    artifacts on, its image looked up again) rather than re-rendered from either."""
+    return _pins_image(entry) and any(t.field in PIN_FIELDS for t in tampers)
 
 
 def _from_own_server_json(entry: LockedServer) -> LockedServer | None:

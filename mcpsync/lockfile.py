@@ -1,13 +1,16 @@
 """mcp.lock: read, write deterministically, and say why it is stale.
 
 An entry's fields, in the order they are written (`_server_block`): alias, name, version,
-description, registry, digest, inputs, server-json, then the [server.launch] table.
+description, registry, digest, inputs, server-json, then the [server.launch] table and the
+[server.artifact] table (the artifact digests gathered from its store at lock time).
 `server-json` is the registry's server.json the entry was rendered from (canonical JSON, its
 sha256 is `digest`), so `integrity` can render every entry again offline and tell a lock edited
 by hand. A field added later goes into `_server_block` and `_locked` (readers ignore keys they
 do not know, so a lock stays readable by an older mcpsync of the same lock `version`); what
 `integrity` re-derives is listed there (`CHECKED`): a head field that cannot be derived from
 the inputs and server.json stays out of it, a [server.launch] key goes in `NOT_DERIVED`.
+[server.artifact] is not derived (it is carried over as recorded); an OCI record's digest is
+checked through the launch it pins (`image:tag@sha256:…`).
 """
 
 from __future__ import annotations

@@ -216,9 +216,7 @@ def _check(proj: Project, as_json: bool, artifacts: bool) -> int:
     lock = None if text is None else lockfile.loads(text, proj.lock_path)
     tampers = integrity.check(lock) if lock is not None else []
     found = integrity.verdict(lock, tampers) if lock is not None and tampers else None
-    reasons = lockfile.stale_reasons(
-        proj.manifest, lock, proj.pinned_registry, artifacts=artifacts
-    )
+    reasons = lockfile.stale_reasons(proj.manifest, lock, proj.pinned_registry, artifacts=artifacts)
     differs = bool(reasons or found)
     if as_json:
         edited = list(found.block[-1:] if found.old_format else found.lines) if found else []
