@@ -626,3 +626,10 @@ def test_every_real_server_json_survives_the_lock_and_checks_intact() -> None:
     back = loads(dumps(lock), Path("mcp.lock"))
     assert back == lock
     assert integrity.check(back) == []
+
+
+def test_repaired_is_coloured_like_changed(locked: Locked) -> None:
+    locked.edit_lock(WEATHER_LAUNCH, EVIL_LAUNCH)
+    result = locked.run("--color", "always", "lock")
+    assert result.code == 0, str(result)
+    assert "\x1b[33mRepaired\x1b[0m weather 1.10.1 (launch edited by hand)" in result.err_lines

@@ -19,7 +19,13 @@ COLOR_MODES = ("auto", "always", "never")
 _color: bool | None = None  # None: colour only on a terminal (click decides per stream)
 
 # the first word of a change report line -> its colour
-_CHANGE_COLOURS = {"Added": "green", "Removed": "red", "Updated": "yellow", "Changed": "yellow"}
+_CHANGE_COLOURS = {
+    "Added": "green",
+    "Removed": "red",
+    "Updated": "yellow",
+    "Changed": "yellow",
+    "Repaired": "yellow",
+}
 
 
 def set_color(mode: str, environ: Mapping[str, str] | None = None) -> None:
