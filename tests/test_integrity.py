@@ -633,3 +633,23 @@ def test_repaired_is_coloured_like_changed(locked: Locked) -> None:
     result = locked.run("--color", "always", "lock")
     assert result.code == 0, str(result)
     assert "\x1b[33mRepaired\x1b[0m weather 1.10.1 (launch edited by hand)" in result.err_lines
+
+
+def test_probe_verify_and_export_refuse_a_hand_edited_lock(locked: Locked) -> None:
+    """probe would start what the edit put in the launch; verify and export would vouch for
+    it. Each refuses (2) naming the field, and nothing is started."""
+    marker = locked.root / "started"
+    locked.edit_lock(WEATHER_LAUNCH, f'command = "touch"\nargs = [{json.dumps(str(marker))}]')
+    before = lock_bytes(locked.root)
+    for command, nothing in (
+        (["probe"], "nothing was started"),
+        (["verify"], "nothing was checked"),
+        (["export", "--format", "mcp-lock/1", "-o", "out.json"], "nothing was written"),
+    ):
+        result = locked.run(*command)
+        assert (result.code, result.out) == (2, ""), str(result)
+        assert "server 'weather' field launch.command is \"touch\"" in result.err, str(result)
+        assert nothing in result.err, str(result)
+    assert not marker.exists()
+    assert not (locked.root / "out.json").exists()
+    assert lock_bytes(locked.root) == before

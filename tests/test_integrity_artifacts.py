@@ -171,10 +171,16 @@ def test_an_image_digest_edited_with_artifacts_off_is_locked_without_a_pin(
 
 def test_other_artifact_records_are_facts_for_an_online_check(project: Project) -> None:
     """An npm record is the store's word, not derived from anything in the lock: --check
-    cannot question it offline; looking it up again (-P) tells and restores it."""
+    cannot question it offline; `verify` looks it up again and tells, -P restores it."""
     project.edit_lock(f'digest = "{NPM_SRI}"', f'digest = "{FORGED_SRI}"')
     assert project.run("lock", "--check").code == 0
     assert project.run("sync").code == 0  # the record is not questioned offline
+    verified = project.run("verify")
+    assert (verified.code, verified.err) == (
+        1,
+        f"drift: server 'weather': artifact digest changed: mcp.lock pins {FORGED_SRI}, "
+        f"the store now has {NPM_SRI}\n",
+    ), str(verified)
     relock = project.run("lock", "-P", "weather")
     assert relock.code == 0, str(relock)
     assert relock.err_lines[1:] == ["Changed weather 1.2.0 (artifact digests)"]

@@ -35,13 +35,17 @@ timeout_option = click.option(
 )
 
 
-def _load(ctx: Context) -> tuple[Project, Lock]:
-    from mcpsync import project
+def _load(ctx: Context, nothing: str) -> tuple[Project, Lock]:
+    """The project and its lock, refused (2) if the lock was edited by hand: probe would start
+    what the edit put in the launch, verify and export would vouch for it. `nothing`: what was
+    not done, for the message."""
+    from mcpsync import integrity, project
 
     proj = project.load(ctx.root, registry_override=ctx.registry_override, timeout=ctx.timeout)
     found = proj.read_lock()
     if found is None:
         raise InputError(f"{proj.lock_path} not found", hint="run `mcpsync lock` first")
+    integrity.refuse_tampered(found, nothing=nothing)
     return proj, found
 
 
@@ -92,7 +96,7 @@ def probe(ctx: Context, aliases: Sequence[str], probe_timeout: float, as_json: b
     inputSchema, sorted by name) and the tools themselves are recorded under the server.
     ${NAME} references in the launch are filled from the environment only.
     """
-    proj, lock = _load(ctx)
+    proj, lock = _load(ctx, "nothing was started")
     outcomes = _probe(proj, _pick(lock, aliases), probe_timeout)
     written = _record(proj, {o.alias: o for o in outcomes if o.surface is not None})
     code = _failures(outcomes, as_json)
@@ -202,7 +206,7 @@ def verify(
         raise InputError("--lock-digest and --signature need --mcp-lock FILE")
     if (signature is None) != (public_key is None):
         raise InputError("--signature and --public-key go together")
-    proj, lock = _load(ctx)
+    proj, lock = _load(ctx, "nothing was checked")
     drift = checks.registry_drift(lock, _opener(proj), ctx.registry_override)
     if proj.artifacts_enabled(artifacts):
         drift += checks.artifact_drift(lock, _store_settings(proj))
@@ -324,7 +328,7 @@ def export(ctx: Context, fmt: str, output: Path | None, as_json: bool) -> int:
     """
     from mcpsync import mcplock
 
-    proj, lock = _load(ctx)
+    proj, lock = _load(ctx, "nothing was written")
     doc = mcplock.document(proj.manifest, lock, mcplock.timestamp())
     text = mcplock.dumps(doc)
     digest = mcplock.whole_lock_digest(doc)
