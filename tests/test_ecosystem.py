@@ -53,23 +53,23 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     # A copy of the source tree, so building never writes into the checkout.
     src = tmp_path_factory.mktemp("src") / "mcpsync"
-    shutil.copytree(
-        REPO,
-        src,
-        ignore=shutil.ignore_patterns(
-            ".git",
-            ".venv*",
-            ".cache",
-            "*.egg-info",
-            "__pycache__",
-            "build",
-            "dist",
-            "node_modules",
-            ".*_cache",
-        ),
-    )
+    shutil.copytree(REPO, src, ignore=_SOURCE_ONLY)
     _run([sys.executable, "-m", "build", "--outdir", str(out), str(src)], src, dict(os.environ))
     return out
+
+
+# The source tree as a user's clone has it: no VCS data, caches, venvs or build output.
+_SOURCE_ONLY = shutil.ignore_patterns(
+    ".git",
+    ".venv*",
+    ".cache",
+    "*.egg-info",
+    "__pycache__",
+    "build",
+    "dist",
+    "node_modules",
+    ".*_cache",
+)
 
 
 def _quickstart(command: str, tmp: Path) -> None:
@@ -145,8 +145,22 @@ def precommit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("pre-commit-home")
 
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def hooks_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """This checkout's files (committed or not) as a clean git repository at one commit, so
+    pre-commit installs the hooks' environment once per test module, keyed by repo and rev,
+    instead of once per `try-repo` of a dirty tree."""
+    repo = tmp_path_factory.mktemp("hooks") / "mcpsync"
+    shutil.copytree(REPO, repo, ignore=_SOURCE_ONLY)
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "hooks")
+    return str(repo), _git(repo, "rev-parse", "HEAD")
 
 
 def _project_repo(tmp: Path, env: dict[str, str]) -> Path:
@@ -159,9 +173,11 @@ def _project_repo(tmp: Path, env: dict[str, str]) -> Path:
     return repo
 
 
-def _try_repo(repo: Path, hook: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _try_repo(
+    repo: Path, hooks: tuple[str, str], hook: str, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [_tool("pre-commit"), "try-repo", str(REPO), hook],
+        [_tool("pre-commit"), "try-repo", hooks[0], hook, "--ref", hooks[1]],
         cwd=repo,
         env=env,
         capture_output=True,
@@ -171,35 +187,65 @@ def _try_repo(repo: Path, hook: str, env: dict[str, str]) -> subprocess.Complete
     )
 
 
-def test_precommit_lock_hook_fails_a_stale_lock_and_passes_a_fresh_one(
-    tmp_path: Path, precommit_home: Path
+def test_precommit_try_repo_passes_a_fresh_lock_and_fails_a_stale_one(
+    tmp_path: Path, precommit_home: Path, hooks_repo: tuple[str, str]
 ) -> None:
     home = tmp_path / "home"
     home.mkdir()
     env = _env(home, PRE_COMMIT_HOME=str(precommit_home))
     repo = _project_repo(tmp_path, env)
-    fresh = _try_repo(repo, "mcpsync-lock-check", env)
+    fresh = _try_repo(repo, hooks_repo, "mcpsync-lock-check", env)
     assert fresh.returncode == 0, fresh.stdout + fresh.stderr
     assert re.search(r"mcp\.lock matches mcp\.toml\.+Passed", fresh.stdout)
-
-    manifest = repo / "mcp.toml"
-    manifest.write_text(manifest.read_text().replace('version = "^1.1"', 'version = "^2.0"'))
-    _git(repo, "add", "mcp.toml")
-    stale = _try_repo(repo, "mcpsync-lock-check", env)
+    _stale(repo)
+    stale = _try_repo(repo, hooks_repo, "mcpsync-lock-check", env)
     assert stale.returncode == 1, stale.stdout + stale.stderr
-    assert re.search(r"mcp\.lock matches mcp\.toml\.+Failed", stale.stdout)
     assert 'server \'files\': version changed "^1.1" -> "^2.0"' in stale.stdout
 
 
-def test_precommit_sync_hook_fails_a_hand_edited_config(
-    tmp_path: Path, precommit_home: Path
+def _stale(repo: Path) -> None:
+    manifest = repo / "mcp.toml"
+    manifest.write_text(manifest.read_text().replace('version = "^1.1"', 'version = "^2.0"'))
+    _git(repo, "add", "mcp.toml")
+
+
+def _commit(repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "x"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def test_precommit_hooks_gate_real_commits(
+    tmp_path: Path, precommit_home: Path, hooks_repo: tuple[str, str]
 ) -> None:
+    """As a team uses them: .pre-commit-config.yaml names this repository at a rev, the hook
+    is installed, and `git commit` fails on a stale lock or a hand-edited config."""
     home = tmp_path / "home"
     home.mkdir()
     env = _env(home, PRE_COMMIT_HOME=str(precommit_home))
     repo = _project_repo(tmp_path, env)
-    passed = _try_repo(repo, "mcpsync-sync-check", env)
-    assert passed.returncode == 0, passed.stdout + passed.stderr
+    (repo / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {hooks_repo[0]}\n    rev: {hooks_repo[1]}\n    hooks:\n"
+        "      - id: mcpsync-lock-check\n      - id: mcpsync-sync-check\n"
+    )
+    _git(repo, "add", ".pre-commit-config.yaml")
+    _run([_tool("pre-commit"), "install"], repo, env)
+    first = _commit(repo, env)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert re.search(r"MCP configs match mcp\.lock\.+Passed", first.stdout + first.stderr)
+
+    _stale(repo)
+    stale = _commit(repo, env)
+    assert stale.returncode == 1, stale.stdout + stale.stderr
+    assert re.search(r"mcp\.lock matches mcp\.toml\.+Failed", stale.stdout + stale.stderr)
+    _git(repo, "checkout", "HEAD", "--", "mcp.toml")
+
     agent = repo / "agents" / "research" / "agent.yaml"
     agent.write_text(
         agent.read_text().replace(
@@ -207,10 +253,11 @@ def test_precommit_sync_hook_fails_a_hand_edited_config(
         )
     )
     _git(repo, "add", ".")
-    failed = _try_repo(repo, "mcpsync-sync-check", env)
-    assert failed.returncode == 1, failed.stdout + failed.stderr
-    assert re.search(r"MCP configs match mcp\.lock\.+Failed", failed.stdout)
-    assert "+  registry_name: io.github.acme/files" in failed.stdout.replace("+    ", "+  ")
+    edited = _commit(repo, env)
+    said = edited.stdout + edited.stderr
+    assert edited.returncode == 1, said
+    assert re.search(r"MCP configs match mcp\.lock\.+Failed", said)
+    assert "+  registry_name: io.github.acme/files" in said.replace("+    ", "+  ")
 
 
 def test_precommit_hooks_file_declares_both_hooks() -> None:
