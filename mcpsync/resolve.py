@@ -402,7 +402,11 @@ def _warn_unused(manifest: Manifest, spec: ServerSpec, entry: ServerEntry, warn:
     most likely (an extra env var may be deliberate, so this warns and never fails)."""
     from mcpsync.launch import unused_inputs
 
-    for unused in unused_inputs(entry.server, launch_options(spec)):
+    try:
+        found = unused_inputs(entry.server, launch_options(spec))
+    except InputError:  # what the server offers cannot be read: the render says so, not this
+        return
+    for unused in found:
         if unused.close:
             hint = f"did you mean: {', '.join(unused.close)}?"
         else:

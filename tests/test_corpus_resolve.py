@@ -143,8 +143,13 @@ def test_latest_and_star_pin_what_the_registry_says(
             lines.append(f"version = {json.dumps(constraint)}\n\n")
     manifest = parse("".join(lines), tmp_path / "mcp.toml")
     # Launch rendering is not under test here (many real entries need inputs to launch).
-    # (resolve builds its entries with integrity's builders, so the renderer is patched there)
-    monkeypatch.setattr(integrity, "render", lambda server, opts: Launch(transport="stdio"))
+    # (resolve renders to look up artifacts, then builds its entries with integrity's
+    # builders: the renderer is patched in both)
+    def stdio(server: object, opts: object, **_: object) -> Launch:
+        return Launch(transport="stdio")
+
+    monkeypatch.setattr(integrity, "render", stdio)
+    monkeypatch.setattr(resolve, "render", stdio)
 
     with RegistryStub(items) as stub:
         lock = resolve.resolve(
