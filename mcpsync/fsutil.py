@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import tempfile
 import time
 from collections.abc import Iterator
@@ -43,6 +44,7 @@ def atomic_write(path: Path, text: str) -> None:
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as exc:
         raise EnvFailure(f"Cannot write {path}: {exc.strerror}. File not modified.") from None
+    _hold(fd)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
@@ -55,6 +57,45 @@ def atomic_write(path: Path, text: str) -> None:
             os.unlink(tmp)
         raise EnvFailure(f"Cannot write {path}: {exc.strerror}. File not modified.") from None
     _fsync_dir(target.parent)
+    _sweep(target)
+
+
+# A temp file of ours is ".NAME." + mkstemp's 8 random characters + ".tmp".
+_TEMP_TAIL = r"\.[a-z0-9_]{8}\.tmp"
+
+
+def _hold(fd: int) -> None:
+    """Lock our temp file while it lives: the kernel drops the lock when the writer dies
+    (kill -9 included), so a later write can tell a dead run's leftover from a live one."""
+    with contextlib.suppress(ImportError, OSError):
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _sweep(target: Path) -> None:
+    """Remove the temp files a killed earlier write of `target` left beside it; a temp file
+    still locked belongs to a live writer and stays. Best effort: leftovers are never read."""
+    try:
+        import fcntl
+
+        names = os.listdir(target.parent)
+    except (ImportError, OSError):
+        return
+    pattern = re.compile(re.escape(f".{target.name}") + _TEMP_TAIL)
+    for name in names:
+        if pattern.fullmatch(name):
+            with contextlib.suppress(OSError):
+                _remove_if_dead(fcntl, target.parent / name)
+
+
+def _remove_if_dead(fcntl: object, path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # type: ignore[attr-defined]
+        os.unlink(path)  # while we hold its lock: no writer can have it
+    finally:
+        os.close(fd)
 
 
 def _mode_for(target: Path) -> int:

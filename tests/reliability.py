@@ -1,0 +1,454 @@
+"""The reliability harness: big projects on disk, whole-tree snapshots, kill -9 trials and
+concurrent runs of the real `python -m mcpsync` processes.
+
+Not a test module: shared by tests/test_reliability_*.py (small sizes, in CI) and the
+bench/bench_kill.py, bench_concurrency.py and bench_hostile.py scripts (full sizes, figures).
+
+A `Setup` is one directory holding a project (`proj/`), its HOME (`home/`) and its mcpsync
+state (`state/`). Everything a run can touch lives under it, so a snapshot of the tree is the
+whole truth about what a run did, and restoring one puts a trial back at the start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from registry_stub import Item, make_item, npm_package
+
+AGENT = """\
+# Agent {i}: hand-written, with comments and a function tool
+name: agent_{i}
+description: Reliability agent number {i}
+model:
+  provider: openai
+  name: gpt-4o
+instructions:
+  inline: You are agent {i}.
+tools:
+  # a function tool that sync leaves alone
+  - name: lookup_{i}
+    description: Look something up
+    type: function
+    file: tools/lookup.py
+    function: lookup
+"""
+
+GLOBAL = """\
+# the user's own HoloDeck defaults
+mcp_servers:
+  - name: users_own
+    description: Written by hand, not by mcpsync
+    type: mcp
+    transport: stdio
+    command: npx
+    args: ["-y", "@me/mine@1.0.0"]
+"""
+
+# fsutil.atomic_write's temp files: ".NAME." + mkstemp's 8 random characters + ".tmp"
+TEMP_RE = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
+
+Tree = dict[Path, bytes]
+
+
+def server_items(count: int, versions: Sequence[str], prefix: str = "rel") -> list[Item]:
+    """`count` npm servers, each in every one of `versions` (the last one is latest)."""
+    items = []
+    for i in range(count):
+        name = f"io.github.{prefix}/server-{i:03d}"
+        for day, version in enumerate(versions):
+            items.append(
+                make_item(
+                    name,
+                    version,
+                    is_latest=version == versions[-1],
+                    published_at=f"2025-01-{day + 1:02d}T00:00:00Z",
+                    packages=[npm_package(f"@{prefix}/server-{i:03d}", version)],
+                )
+            )
+    return items
+
+
+def manifest_text(
+    count: int, registry: str, *, prefix: str = "rel", agents: bool = True, shared: str = ""
+) -> str:
+    """mcp.toml: `count` servers (`^1`), an agent glob target and `shared` (more targets)."""
+    lines = [f'[registry]\nurl = "{registry}"\n']
+    for i in range(count):
+        lines.append(
+            f'[servers.{prefix}_{i:03d}]\nname = "io.github.{prefix}/server-{i:03d}"\n'
+            'version = "^1"\n'
+        )
+    if agents:
+        lines.append('[[targets]]\nkind = "holodeck-agent"\npath = "agents/*/agent.yaml"\n')
+    return "\n".join(lines) + shared
+
+
+GLOBAL_TARGET = '[[targets]]\nkind = "holodeck-global"\n'
+
+
+@dataclass
+class Setup:
+    base: Path
+
+    @property
+    def proj(self) -> Path:
+        return self.base / "proj"
+
+    @property
+    def home(self) -> Path:
+        return self.base / "home"
+
+    @property
+    def state(self) -> Path:
+        return self.base / "state"
+
+    def env(self) -> dict[str, str]:
+        """The environment of a mcpsync process confined to this setup."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSYNC_")}
+        for name in ("XDG_STATE_HOME", "USERPROFILE", "APPDATA"):
+            env.pop(name, None)
+        env.update(HOME=str(self.home), MCPSYNC_STATE_DIR=str(self.state))
+        return env
+
+    def command(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "mcpsync", "-C", str(self.proj), *args]
+
+    def start(self, *args: str) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            self.command(*args),
+            env=self.env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+
+    def run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            self.command(*args),
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    def must(self, *args: str) -> str:
+        done = self.run(*args)
+        assert done.returncode == 0, f"mcpsync {' '.join(args)}: {done.returncode}\n{done.stderr}"
+        return done.stderr
+
+
+def build(
+    base: Path, servers: int, agents: int, *, registry: str = "file:registry", shared: str = ""
+) -> Setup:
+    """A project with `servers` servers (1.0.0 in the snapshot registry), `agents` hand-written
+    agent.yaml files, a global config holding the user's own entry, and `shared` targets."""
+    setup = Setup(base)
+    setup.proj.mkdir(parents=True)
+    setup.home.mkdir()
+    write_registry(setup, server_items(servers, ["1.0.0"]))
+    (setup.proj / "mcp.toml").write_text(manifest_text(servers, registry, shared=shared))
+    for i in range(agents):
+        path = setup.proj / "agents" / f"a{i:03d}" / "agent.yaml"
+        path.parent.mkdir(parents=True)
+        path.write_text(AGENT.format(i=i))
+    config = setup.home / ".holodeck" / "config.yaml"
+    config.parent.mkdir()
+    config.write_text(GLOBAL)
+    return setup
+
+
+def write_registry(setup: Setup, items: Iterable[Item]) -> None:
+    folder = setup.proj / "registry"
+    folder.mkdir(exist_ok=True)
+    (folder / "servers.json").write_text(json.dumps({"servers": list(items)}))
+
+
+def upgraded(setup: Setup, servers: int) -> None:
+    """The "before" of a sync that rewrites every file: synced at 1.0.0, then locked at 1.1.0
+    (`lock -U`), so every agent, the global config, the ledger and the stamps change."""
+    for args in (["lock"], ["sync"]):
+        ok(setup, *args)
+    write_registry(setup, server_items(servers, ["1.0.0", "1.1.0"]))
+    ok(setup, "lock", "-U")
+
+
+# --- trees -----------------------------------------------------------------------------------
+
+
+def snapshot(base: Path) -> Tree:
+    return {p: p.read_bytes() for p in sorted(base.rglob("*")) if p.is_file()}
+
+
+def restore(base: Path, tree: Tree) -> None:
+    """Put `base` back to `tree`: every file's bytes, and nothing else."""
+    for path in [p for p in base.rglob("*") if p.is_file() and p not in tree]:
+        path.unlink()
+    for path, data in tree.items():
+        if not path.is_file() or path.read_bytes() != data:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+
+
+_PARSED: dict[tuple[str, bytes], bool] = {}  # old and new bytes recur in every trial
+
+
+def parses(path: Path, data: bytes) -> bool:
+    """Whether the bytes parse as what the file's name says (any other file: UTF-8 text)."""
+    key = (path.suffix, data)
+    if key not in _PARSED:
+        _PARSED[key] = _parses(path.suffix, data)
+    return _PARSED[key]
+
+
+def _parses(suffix: str, data: bytes) -> bool:
+    try:
+        text = data.decode("utf-8")
+        if suffix in (".yaml", ".yml"):
+            import yaml
+
+            yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        elif suffix == ".json":
+            json.loads(text)
+        elif suffix in (".toml", ".lock"):
+            from cli_helpers import load_toml
+
+            load_toml(text)
+    except Exception:  # yaml's and toml's errors are not ValueErrors
+        return False
+    return True
+
+
+@dataclass
+class Verdict:
+    """One file tree after an interrupted run, compared with its before and after."""
+
+    new_files: int = 0  # files holding their after-bytes (and differing from before)
+    changing: int = 0  # files whose before and after differ
+    leftovers: list[Path] = field(default_factory=list)  # atomic_write temp files
+    problems: list[str] = field(default_factory=list)  # anything neither old nor new
+
+    @property
+    def phase(self) -> str:
+        if self.new_files == 0:
+            return "before"
+        return "after" if self.new_files == self.changing else "partial"
+
+
+def judge(base: Path, old: Tree, new: Tree) -> Verdict:
+    """Every file is exactly its old or its new bytes (or absent if it was absent before) and
+    parses; the only other files allowed are atomic_write's temp files."""
+    verdict = Verdict()
+    now = snapshot(base)
+    for path in sorted(set(old) | set(new)):
+        before, after, data = old.get(path), new.get(path), now.get(path)
+        if before != after:
+            verdict.changing += 1
+            verdict.new_files += data == after and data is not None
+        if data not in (before, after):
+            verdict.problems.append(f"{path}: neither its old nor its new bytes")
+        elif data is not None and not parses(path, data):
+            verdict.problems.append(f"{path}: does not parse")
+    for path in sorted(set(now) - set(old) - set(new)):
+        if TEMP_RE.match(path.name):
+            verdict.leftovers.append(path)
+        else:
+            verdict.problems.append(f"{path}: a file neither run would leave")
+    return verdict
+
+
+# --- kill -9 -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KillPoint:
+    """When to SIGKILL a run: `delay` seconds after its start, or, with `file`, the moment its
+    temp file appears beside `file` (`temp`) or `file` has been replaced (a new inode)."""
+
+    delay: float = 0.0
+    file: Path | None = None
+    temp: bool = False
+
+    def __str__(self) -> str:
+        if self.file is None:
+            return f"{self.delay * 1000:.0f} ms after start"
+        return f"{'temp file of' if self.temp else 'replaced'} {self.file.name}"
+
+
+@dataclass
+class Trial:
+    point: KillPoint
+    phase: str  # before / partial / after: how many changing files were new at the kill
+    exited: int | None  # the run's exit code if it finished before the kill landed
+    leftovers: int  # temp files beside the targets after the kill
+    left_after: int  # ... and after the recovery
+    problems: list[str]
+
+
+def write_order(setup: Setup, args: Sequence[str], old: Tree) -> tuple[list[Path], float]:
+    """Run `mcpsync ARGS` from the old tree uninterrupted: the files it changed in the order it
+    wrote them (their mtimes), and the seconds from its start to its first write."""
+    restore(setup.base, old)
+    started = time.time_ns()
+    setup.must(*args)
+    now = snapshot(setup.base)
+    changed = [p for p in now if now[p] != old.get(p)]
+    assert changed, f"mcpsync {' '.join(args)} changed nothing"
+    order = sorted(changed, key=lambda p: p.stat().st_mtime_ns)
+    return order, max(0.0, (order[0].stat().st_mtime_ns - started) / 1e9)
+
+
+def spread(seconds: float, count: int) -> list[float]:
+    """`count` delays spread evenly over `seconds` (the middles of equal slices)."""
+    return [seconds * (i + 0.5) / count for i in range(count)]
+
+
+def kill_points(order: Sequence[Path], count: int, early: Sequence[float]) -> list[KillPoint]:
+    """`count` points: the `early` delays (start-up, planning, registry requests), then the
+    rest spread evenly over the write sequence, alternating between "its temp file exists"
+    (the kill lands mid-write) and "it was replaced" (the kill lands between two files)."""
+    points = [KillPoint(delay=d) for d in early[:count]]
+    rest = count - len(points)
+    for j in range(rest):
+        file = order[min(len(order) - 1, j * len(order) // max(rest, 1))]
+        points.append(KillPoint(file=file, temp=j % 2 == 0))
+    return points
+
+
+def _fired(point: KillPoint, started: float, inode: int | None) -> bool:
+    if point.file is None:
+        return time.perf_counter() - started >= point.delay
+    if point.temp:
+        prefix = f".{point.file.name}."
+        try:
+            names = os.listdir(point.file.parent)
+        except FileNotFoundError:
+            return False
+        return any(n.startswith(prefix) and n.endswith(".tmp") for n in names)
+    try:
+        return os.stat(point.file).st_ino != inode
+    except FileNotFoundError:
+        return False
+
+
+def kill_at(setup: Setup, args: Sequence[str], point: KillPoint, timeout: float = 60) -> int | None:
+    """Start `mcpsync ARGS` and SIGKILL it at `point`; its exit code if it finished first."""
+    inode = None
+    if point.file is not None and point.file.exists():
+        inode = point.file.stat().st_ino
+    process = subprocess.Popen(
+        setup.command(*args), env=setup.env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    started = time.perf_counter()
+    try:
+        while process.poll() is None:
+            if _fired(point, started, inode):
+                process.send_signal(signal.SIGKILL)
+                process.wait()
+                return None
+            if time.perf_counter() - started > timeout:
+                raise AssertionError(f"mcpsync {' '.join(args)} still running after {timeout} s")
+            time.sleep(0.0002)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        assert process.stderr is not None
+        process.stderr.close()
+    return process.returncode
+
+
+def kill_trials(
+    setup: Setup,
+    args: Sequence[str],
+    old: Tree,
+    new: Tree,
+    points: Sequence[KillPoint],
+    recover: Callable[[], None],
+) -> list[Trial]:
+    """For each point: restore the old tree, kill `mcpsync ARGS` there, judge the tree, then
+    `recover()`, after which every file must hold its new bytes (temp files aside)."""
+    trials = []
+    for point in points:
+        restore(setup.base, old)
+        exited = kill_at(setup, args, point)
+        verdict = judge(setup.base, old, new)
+        recover()
+        after = judge(setup.base, old, new)
+        problems = list(verdict.problems) + [f"after recovery: {p}" for p in after.problems]
+        if after.new_files != after.changing:
+            problems.append(f"after recovery {after.new_files} of {after.changing} files new")
+        trials.append(
+            Trial(
+                point,
+                verdict.phase,
+                exited,
+                len(verdict.leftovers),
+                len(after.leftovers),
+                problems,
+            )
+        )
+    return trials
+
+
+def in_process(setup: Setup, *args: str) -> tuple[int, str]:
+    """`mcpsync ARGS` in this process (imports warm), confined to the setup: (code, stderr)."""
+    import contextlib
+    import io
+
+    from mcpsync.cli.main import run
+
+    saved = dict(os.environ)
+    err = io.StringIO()
+    try:
+        os.environ.clear()
+        os.environ.update(setup.env())
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            code = run(["-C", str(setup.proj), *args])
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return code, err.getvalue()
+
+
+def ok(setup: Setup, *args: str) -> None:
+    code, err = in_process(setup, *args)
+    assert code == 0, f"mcpsync {' '.join(args)}: exit {code}\n{err}"
+
+
+def recovers(setup: Setup, *args: str, check: Sequence[str] = ()) -> Callable[[], None]:
+    """The recovery after a kill: the same command completes, then its check passes."""
+
+    def recover() -> None:
+        ok(setup, *args)
+        ok(setup, *check)
+
+    return recover
+
+
+def summary(trials: Sequence[Trial]) -> str:
+    clean = sum(not t.problems for t in trials)
+    phases = {p: sum(t.phase == p for t in trials) for p in ("before", "partial", "after")}
+    leftovers = sum(t.leftovers > 0 for t in trials)
+    stale = sum(t.left_after > 0 for t in trials)
+    return (
+        f"{clean}/{len(trials)} clean (killed before any write: {phases['before']}, "
+        f"mid-write: {phases['partial']}, after the last write: {phases['after']}; "
+        f"a temp file left by {leftovers} kills, still there after the next run: {stale})"
+    )
+
+
+def peak_rss_mb(children: bool = True) -> float:
+    """Peak resident set size, in MB, of this process's waited-for children (or itself)."""
+    import resource
+
+    who = resource.RUSAGE_CHILDREN if children else resource.RUSAGE_SELF
+    return resource.getrusage(who).ru_maxrss / 1024  # Linux reports KiB

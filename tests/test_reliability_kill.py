@@ -1,0 +1,114 @@
+"""kill -9 anywhere in `sync` and `lock`: every file is exactly its old or its new bytes and
+parses, the next run completes, its check passes, and it sweeps the killed run's temp files.
+
+The kill points are spread over the run deterministically: a few at fractions of the time to
+the first write (start-up, planning, registry requests), the rest at the moments the run's temp
+file for a given target appears (mid-write) or that target has been replaced (between two
+files), walking the write order of an uninterrupted run. bench/bench_kill.py runs the same at
+full size (50 servers, 200 agent.yaml files).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+from registry_stub import Faults, RegistryStub
+from reliability import (
+    GLOBAL_TARGET,
+    KillPoint,
+    build,
+    kill_points,
+    kill_trials,
+    ok,
+    recovers,
+    server_items,
+    snapshot,
+    spread,
+    summary,
+    upgraded,
+    write_order,
+)
+
+SERVERS, AGENTS, KILLS = 10, 20, 20
+
+
+def test_sync_killed_anywhere_leaves_each_file_old_or_new(tmp_path: Path) -> None:
+    setup = build(tmp_path / "t", SERVERS, AGENTS, shared=GLOBAL_TARGET)
+    upgraded(setup, SERVERS)  # every agent, the global config and the stamps will change
+    old = snapshot(setup.base)
+    order, first = write_order(setup, ["sync"], old)
+    new = snapshot(setup.base)
+    assert len(order) == AGENTS + 2  # the agents, the global config, the stamps
+
+    points = kill_points(order, KILLS, spread(first, 4))
+    trials = kill_trials(
+        setup, ["sync"], old, new, points, recovers(setup, "sync", check=["sync", "--check"])
+    )
+
+    print(f"sync, {SERVERS} servers x {AGENTS} agents + global: {summary(trials)}")
+    assert [(str(t.point), t.problems) for t in trials if t.problems] == []
+    assert sum(t.phase == "partial" for t in trials) >= 3, summary(trials)  # kills did land
+    assert any(t.leftovers for t in trials), summary(trials)  # ... also inside a write
+    assert [str(t.point) for t in trials if t.left_after] == []  # the next sync swept them
+
+
+def test_lock_killed_mid_resolve_and_mid_write_leaves_old_or_new_lock(tmp_path: Path) -> None:
+    with RegistryStub(server_items(SERVERS, ["1.0.0"]), faults=Faults(latency=0.2)) as stub:
+        setup = build(tmp_path / "t", SERVERS, 0, registry=stub.url)
+        ok(setup, "lock")
+        stub.catalog.items = server_items(SERVERS, ["1.0.0", "1.1.0"])
+        old = snapshot(setup.base)
+        order, first = write_order(setup, ["lock", "-U"], old)
+        new = snapshot(setup.base)
+        assert [p.name for p in order] == ["mcp.lock"]
+
+        stub.reset_counts()
+        points = [KillPoint(delay=d) for d in spread(first, 7)]
+        points += [KillPoint(file=order[0], temp=True), KillPoint(file=order[0])] * 2
+        seen: list[int] = []
+
+        def recover() -> None:
+            seen.append(stub.request_count)  # requests the killed run had made
+            recovers(setup, "lock", "-U", check=["lock", "--check"])()
+            stub.reset_counts()
+
+        trials = kill_trials(setup, ["lock", "-U"], old, new, points, recover)
+
+    mid_resolve = sum(t.phase == "before" and n > 0 for t, n in zip(trials, seen, strict=True))
+    print(
+        f"lock -U, {SERVERS} servers, 200 ms registry latency: {summary(trials)}; "
+        f"killed mid-resolve: {mid_resolve}"
+    )
+    assert [(str(t.point), t.problems) for t in trials if t.problems] == []
+    assert mid_resolve >= 1, (seen, summary(trials))
+    assert [str(t.point) for t in trials if t.left_after] == []
+
+
+def test_a_dead_runs_temp_file_is_swept_a_live_ones_is_kept(tmp_path: Path) -> None:
+    """atomic_write holds a lock on its temp file while it lives; the kernel drops it when the
+    process dies, which is how the next write tells a killed run's leftovers from a running
+    writer's file."""
+    from mcpsync.fsutil import atomic_write
+
+    target = tmp_path / "agent.yaml"
+    target.write_text("old\n")
+    dead = tmp_path / ".agent.yaml.abcd1234.tmp"
+    dead.write_text("half")
+    live = tmp_path / ".agent.yaml.live_123.tmp"
+    live.write_text("writing")
+    other = tmp_path / ".other.yaml.abcd1234.tmp"  # another file's: not ours to judge here
+    other.write_text("x")
+    mine = tmp_path / ".agent.yaml.notes.txt"  # not a temp file name at all
+    mine.write_text("the user's")
+    fd = os.open(live, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        atomic_write(target, "new\n")
+    finally:
+        os.close(fd)
+    assert target.read_text() == "new\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [target.name, live.name, other.name, mine.name]
+    )
