@@ -97,11 +97,15 @@ GLOBAL_TARGET = '[[targets]]\nkind = "holodeck-global"\n'
 
 @dataclass
 class Setup:
+    """A project `base/name`; HOME and the state dir are `base/home` and `base/state`, so
+    setups with the same base share the user's files (as projects on one machine do)."""
+
     base: Path
+    name: str = "proj"
 
     @property
     def proj(self) -> Path:
-        return self.base / "proj"
+        return self.base / self.name
 
     @property
     def home(self) -> Path:
@@ -147,22 +151,31 @@ class Setup:
 
 
 def build(
-    base: Path, servers: int, agents: int, *, registry: str = "file:registry", shared: str = ""
+    base: Path,
+    servers: int,
+    agents: int,
+    *,
+    registry: str = "file:registry",
+    shared: str = "",
+    name: str = "proj",
+    prefix: str = "rel",
 ) -> Setup:
     """A project with `servers` servers (1.0.0 in the snapshot registry), `agents` hand-written
-    agent.yaml files, a global config holding the user's own entry, and `shared` targets."""
-    setup = Setup(base)
+    agent.yaml files and `shared` targets; the global config (created by the first setup of a
+    base) holds the user's own entry."""
+    setup = Setup(base, name)
     setup.proj.mkdir(parents=True)
-    setup.home.mkdir()
-    write_registry(setup, server_items(servers, ["1.0.0"]))
-    (setup.proj / "mcp.toml").write_text(manifest_text(servers, registry, shared=shared))
+    write_registry(setup, server_items(servers, ["1.0.0"], prefix))
+    toml = manifest_text(servers, registry, prefix=prefix, agents=agents > 0, shared=shared)
+    (setup.proj / "mcp.toml").write_text(toml)
     for i in range(agents):
         path = setup.proj / "agents" / f"a{i:03d}" / "agent.yaml"
         path.parent.mkdir(parents=True)
         path.write_text(AGENT.format(i=i))
     config = setup.home / ".holodeck" / "config.yaml"
-    config.parent.mkdir()
-    config.write_text(GLOBAL)
+    if not config.exists():
+        config.parent.mkdir(parents=True)
+        config.write_text(GLOBAL)
     return setup
 
 
@@ -172,12 +185,12 @@ def write_registry(setup: Setup, items: Iterable[Item]) -> None:
     (folder / "servers.json").write_text(json.dumps({"servers": list(items)}))
 
 
-def upgraded(setup: Setup, servers: int) -> None:
+def upgraded(setup: Setup, servers: int, prefix: str = "rel") -> None:
     """The "before" of a sync that rewrites every file: synced at 1.0.0, then locked at 1.1.0
     (`lock -U`), so every agent, the global config, the ledger and the stamps change."""
     for args in (["lock"], ["sync"]):
         ok(setup, *args)
-    write_registry(setup, server_items(servers, ["1.0.0", "1.1.0"]))
+    write_registry(setup, server_items(servers, ["1.0.0", "1.1.0"], prefix))
     ok(setup, "lock", "-U")
 
 
@@ -444,6 +457,36 @@ def summary(trials: Sequence[Trial]) -> str:
         f"mid-write: {phases['partial']}, after the last write: {phases['after']}; "
         f"a temp file left by {leftovers} kills, still there after the next run: {stale})"
     )
+
+
+# --- concurrency -------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    code: int
+    seconds: float
+    err: str
+
+
+def at_once(runs: Sequence[tuple[Setup, Sequence[str]]]) -> list[Outcome]:
+    """Start every `mcpsync ARGS` at once (real processes) and wait for all of them."""
+    started = time.perf_counter()
+    processes = [
+        subprocess.Popen(
+            setup.command(*args),
+            env=setup.env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for setup, args in runs
+    ]
+    outcomes = []
+    for process in processes:
+        _, err = process.communicate(timeout=300)
+        outcomes.append(Outcome(process.returncode, time.perf_counter() - started, err))
+    return outcomes
 
 
 def peak_rss_mb(children: bool = True) -> float:
