@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -35,8 +36,24 @@ def read_text(path: Path) -> str | None:
         raise EnvFailure(f"Cannot read {path}: {exc.strerror}") from None
 
 
+def refuse_read_only(path: Path) -> None:
+    """A file whose permission bits allow no writing is left alone, also by root and although
+    the rename would replace it: someone made it read-only on purpose (Perforce checkouts,
+    a config frozen against an app's rewrites)."""
+    try:
+        mode = real_target(path).stat().st_mode
+    except OSError:
+        return  # missing (created) or unreadable: the write itself says what is wrong
+    if stat.S_ISREG(mode) and not mode & 0o222:
+        raise EnvFailure(
+            f"Cannot write {path}: it is read-only (mode {mode & 0o7777:04o}). File not modified.",
+            hint="make it writable (chmod u+w) if mcpsync should update it",
+        )
+
+
 def atomic_write(path: Path, text: str) -> None:
     """Write via a temp file beside the target, fsync, rename; keep the file's mode."""
+    refuse_read_only(path)
     target = real_target(path)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -240,9 +240,11 @@ def display(path: Path, root: Path) -> str:
 
 def write(the_plan: SyncPlan) -> list[FileChange]:
     """Write every changed file atomically; on failure restore those already written."""
-    from mcpsync.fsutil import atomic_write
+    from mcpsync.fsutil import atomic_write, refuse_read_only
 
     ctx = the_plan.ctx
+    for change in the_plan.changed:  # before the first byte: a read-only file stops them all
+        refuse_read_only(change.path)
     done: list[FileChange] = []
     try:
         for change in the_plan.changed:

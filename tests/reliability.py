@@ -194,6 +194,53 @@ def upgraded(setup: Setup, servers: int, prefix: str = "rel") -> None:
     ok(setup, "lock", "-U")
 
 
+# --- hostile sizes ------------------------------------------------------------------------------
+
+
+def big_agent(path: Path, megabytes: float) -> bytes:
+    """An agent.yaml of about `megabytes` MB: long hand-written instructions (a block scalar)
+    and comments, then the tools list sync edits. Returns its bytes."""
+    line = "    Follow the house style: short sentences, cite sources, no guessing. \u00e9\u4e2d\n"
+    count = int(megabytes * 1e6 / len(line.encode()))
+    head = AGENT.split("instructions:")[0]
+    body = (
+        head
+        + "instructions:\n  inline: |\n"
+        + line * count
+        + "# a comment sync must keep\n"
+        + "tools:\n  - name: lookup\n    type: function\n    file: t.py\n    function: f\n"
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = body.encode()
+    path.write_bytes(data)
+    return data
+
+
+def description(megabytes: float) -> str:
+    """A registry description of about `megabytes` MB with everything escaping must get right:
+    quotes, backslashes, newlines, tabs, non-ASCII, YAML and TOML syntax, a ${VAR}."""
+    piece = 'He said "hi" \\ O\'Brien\t: - [x] {y} # no comment\n\u00e9\u4e2d\U0001f600 ${HOME}\n'
+    return piece * int(megabytes * 1e6 / len(piece.encode()))
+
+
+def many_versions(name: str, count: int) -> list[Item]:
+    """`count` versions of one npm server (0.0.0 ... ), published a minute apart, oldest first."""
+    items = []
+    for i in range(count):
+        version = f"{i // 1000}.{i // 100 % 10}.{i % 100}"
+        minute = f"2025-01-{1 + i // 1440:02d}T{i // 60 % 24:02d}:{i % 60:02d}:00Z"
+        items.append(
+            make_item(
+                name,
+                version,
+                is_latest=i == count - 1,
+                published_at=minute,
+                packages=[npm_package("@rel/many", version)],
+            )
+        )
+    return items
+
+
 # --- trees -----------------------------------------------------------------------------------
 
 
@@ -489,9 +536,26 @@ def at_once(runs: Sequence[tuple[Setup, Sequence[str]]]) -> list[Outcome]:
     return outcomes
 
 
-def peak_rss_mb(children: bool = True) -> float:
-    """Peak resident set size, in MB, of this process's waited-for children (or itself)."""
-    import resource
+@dataclass
+class Measured:
+    code: int
+    seconds: float
+    rss_mb: float  # the process's peak resident set size
+    err: str
 
-    who = resource.RUSAGE_CHILDREN if children else resource.RUSAGE_SELF
-    return resource.getrusage(who).ru_maxrss / 1024  # Linux reports KiB
+
+def measured(setup: Setup, *args: str) -> Measured:
+    """`mcpsync ARGS` as a real process: exit code, wall time and peak RSS (wait4's rusage)."""
+    import tempfile
+
+    with tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        process = subprocess.Popen(
+            setup.command(*args), env=setup.env(), stdout=subprocess.DEVNULL, stderr=err
+        )
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        text = err.read().decode("utf-8", "replace")
+    return Measured(process.returncode, seconds, usage.ru_maxrss / 1024, text)  # KiB on Linux

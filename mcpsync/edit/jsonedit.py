@@ -11,6 +11,7 @@ json5kit parse JSON5 (a different, looser syntax) and offer no layout-aware inse
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 from collections.abc import Collection, Mapping, Sequence
@@ -111,9 +112,16 @@ def _plan(
             )
         obj = scan_object(doc, member.vstart)
         layout = _layout(doc, obj, parent=layout)
-    for key in [*updates, *remove]:
-        _unique(obj, key, file, path)
+    _all_unique(obj, [*updates, *remove], file, path)
     return _object_ops(doc, obj, layout, updates, remove)
+
+
+def _all_unique(obj: Container, keys: Sequence[str], file: str, where: list[str]) -> None:
+    """_unique for many keys in one pass over the members (10,000 servers: not 10,000 passes)."""
+    counts = collections.Counter(m.key for m in obj.members)
+    for key in keys:
+        if counts[key] > 1:
+            _unique(obj, key, file, where)  # raises, worded in one place
 
 
 def _unique(obj: Container, key: str, file: str, where: list[str]) -> Member | None:
