@@ -544,18 +544,28 @@ class Measured:
     err: str
 
 
-def measured(setup: Setup, *args: str) -> Measured:
-    """`mcpsync ARGS` as a real process: exit code, wall time and peak RSS (wait4's rusage)."""
-    import tempfile
+# Linux counts the parent's memory in a forked child's ru_maxrss (the high-water mark survives
+# exec), so a big harness would inflate every figure: a small interpreter in between forks the
+# measured process and reports its rusage.
+_MEASURE = (
+    "import os, subprocess, sys\n"
+    "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
+    "_, status, usage = os.wait4(p.pid, 0)\n"
+    "print(usage.ru_maxrss)\n"
+    "sys.exit(os.waitstatus_to_exitcode(status))\n"
+)
 
-    with tempfile.TemporaryFile() as err:
-        started = time.perf_counter()
-        process = subprocess.Popen(
-            setup.command(*args), env=setup.env(), stdout=subprocess.DEVNULL, stderr=err
-        )
-        _, status, usage = os.wait4(process.pid, 0)
-        seconds = time.perf_counter() - started
-        process.returncode = os.waitstatus_to_exitcode(status)
-        err.seek(0)
-        text = err.read().decode("utf-8", "replace")
-    return Measured(process.returncode, seconds, usage.ru_maxrss / 1024, text)  # KiB on Linux
+
+def measured(setup: Setup, *args: str) -> Measured:
+    """`mcpsync ARGS` as a real process: exit code, wall time and its own peak RSS."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE, *setup.command(*args)],
+        env=setup.env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    seconds = time.perf_counter() - started
+    rss = int(done.stdout.strip() or 0) / 1024  # Linux reports KiB
+    return Measured(done.returncode, seconds, rss, done.stderr)
