@@ -121,6 +121,7 @@ class Setup:
         for name in ("XDG_STATE_HOME", "USERPROFILE", "APPDATA"):
             env.pop(name, None)
         env.update(HOME=str(self.home), MCPSYNC_STATE_DIR=str(self.state))
+        env["MCPSYNC_ARTIFACTS"] = "0"  # no npm/PyPI digests: the stand-ins are the only network
         return env
 
     def command(self, *args: str) -> list[str]:
