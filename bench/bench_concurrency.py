@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import yaml  # noqa: E402
 from reliability import (  # noqa: E402
+    CURSOR_USER,
     GLOBAL_TARGET,
     Outcome,
     at_once,
@@ -33,8 +34,6 @@ from reliability import (  # noqa: E402
     upgraded,
     write_registry,
 )
-
-CURSOR_USER = '[[targets]]\nkind = "cursor"\nscope = "user"\n'
 
 
 def line(label: str, outcomes: list[Outcome]) -> None:

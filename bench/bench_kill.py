@@ -1,4 +1,4 @@
-"""kill -9 at full size: `sync` of 50 servers into 200 agent.yaml files and a global config,
+"""kill -9 at full size: `sync` of 50 servers into 200 agent.yaml files and 2 user-scope files,
 and `lock -U` of 50 servers against the registry stand-in with latency. Prints N/N clean.
 
     python bench/bench_kill.py [--servers 50] [--agents 200] [--kills 50] [--lock-kills 20]
@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from registry_stub import Faults, RegistryStub  # noqa: E402  (the stand-in lives with the tests)
 from reliability import (  # noqa: E402
+    CURSOR_USER,
     GLOBAL_TARGET,
     KillPoint,
     Trial,
@@ -48,7 +49,7 @@ def report(label: str, trials: list[Trial], seconds: float) -> None:
 
 
 def sync_kills(base: Path, servers: int, agents: int, kills: int) -> None:
-    setup = build(base, servers, agents, shared=GLOBAL_TARGET)
+    setup = build(base, servers, agents, shared=GLOBAL_TARGET + CURSOR_USER)
     upgraded(setup, servers)
     old = snapshot(setup.base)
     order, first = write_order(setup, ["sync"], old)
@@ -59,7 +60,9 @@ def sync_kills(base: Path, servers: int, agents: int, kills: int) -> None:
     recover = recovers(setup, "sync", check=["sync", "--check"])
     trials = kill_trials(setup, ["sync"], old, new, points, recover)
     report(
-        f"sync, {servers} servers x {agents} agents + global", trials, time.perf_counter() - started
+        f"sync, {servers} servers x {agents} agents + 2 user files",
+        trials,
+        time.perf_counter() - started,
     )
 
 

@@ -93,6 +93,7 @@ def manifest_text(
 
 
 GLOBAL_TARGET = '[[targets]]\nkind = "holodeck-global"\n'
+CURSOR_USER = '[[targets]]\nkind = "cursor"\nscope = "user"\n'
 
 
 @dataclass

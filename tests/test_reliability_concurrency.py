@@ -13,6 +13,7 @@ from pathlib import Path
 
 import yaml
 from reliability import (
+    CURSOR_USER,
     GLOBAL_TARGET,
     at_once,
     build,
@@ -24,8 +25,6 @@ from reliability import (
     upgraded,
     write_registry,
 )
-
-CURSOR_USER = '[[targets]]\nkind = "cursor"\nscope = "user"\n'
 
 
 def test_eight_syncs_at_once_in_one_project_end_as_one_sync(tmp_path: Path) -> None:

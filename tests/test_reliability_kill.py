@@ -16,6 +16,7 @@ from pathlib import Path
 
 from registry_stub import Faults, RegistryStub
 from reliability import (
+    CURSOR_USER,
     GLOBAL_TARGET,
     KillPoint,
     build,
@@ -35,19 +36,19 @@ SERVERS, AGENTS, KILLS = 10, 20, 20
 
 
 def test_sync_killed_anywhere_leaves_each_file_old_or_new(tmp_path: Path) -> None:
-    setup = build(tmp_path / "t", SERVERS, AGENTS, shared=GLOBAL_TARGET)
-    upgraded(setup, SERVERS)  # every agent, the global config and the stamps will change
+    setup = build(tmp_path / "t", SERVERS, AGENTS, shared=GLOBAL_TARGET + CURSOR_USER)
+    upgraded(setup, SERVERS)  # every agent, both user-scope files and the stamps will change
     old = snapshot(setup.base)
     order, first = write_order(setup, ["sync"], old)
     new = snapshot(setup.base)
-    assert len(order) == AGENTS + 2  # the agents, the global config, the stamps
+    assert len(order) == AGENTS + 3  # the agents, the global and Cursor configs, the stamps
 
     points = kill_points(order, KILLS, spread(first, 4))
     trials = kill_trials(
         setup, ["sync"], old, new, points, recovers(setup, "sync", check=["sync", "--check"])
     )
 
-    print(f"sync, {SERVERS} servers x {AGENTS} agents + global: {summary(trials)}")
+    print(f"sync, {SERVERS} servers x {AGENTS} agents + 2 user files: {summary(trials)}")
     assert [(str(t.point), t.problems) for t in trials if t.problems] == []
     assert sum(t.phase == "partial" for t in trials) >= 3, summary(trials)  # kills did land
     assert any(t.leftovers for t in trials), summary(trials)  # ... also inside a write
