@@ -32,6 +32,11 @@ def read_text(path: Path) -> str | None:
         from mcpsync.errors import InputError
 
         raise InputError(f"{path} is not UTF-8 text. File not modified.") from None
+    except IsADirectoryError:
+        raise EnvFailure(
+            f"Cannot read {path}: it is a directory, not a file. Nothing written.",
+            hint="move the directory away, or point mcp.toml at a file",
+        ) from None
     except OSError as exc:
         raise EnvFailure(f"Cannot read {path}: {exc.strerror}") from None
 

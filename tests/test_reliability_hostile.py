@@ -97,7 +97,11 @@ def test_a_directory_where_a_target_file_should_be_stops_the_sync(tmp_path: Path
     code, err = in_process(setup, "sync")
 
     assert code == 3
-    assert err == f"error: Cannot read {setup.proj / 'g.yaml'}: Is a directory\n"
+    assert err.splitlines() == [
+        f"error: Cannot read {setup.proj / 'g.yaml'}: it is a directory, not a file. "
+        "Nothing written.",
+        "  hint: move the directory away, or point mcp.toml at a file",
+    ]
     assert snapshot(tmp_path) == before  # not one agent written
 
 
