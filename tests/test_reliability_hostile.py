@@ -250,3 +250,25 @@ def test_5000_versions_of_one_server_resolve_correctly(
         assert stub.request_count == 1  # one /versions answer holds all 5,000
 
     assert load_toml((setup.proj / "mcp.lock").read_text())["server"][0]["version"] == pinned
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (1, True),
+        ({1: "x"}, {True: "x"}),
+        ({"a": 1, "b": 2}, {"b": 2, "a": 1}),
+        ([1.0], [1]),
+        (0.0, -0.0),
+        (float("nan"), float("nan")),
+        ({"tools": [{"name": "a", "args": ["-y"]}]}, {"tools": [{"name": "a", "args": ["-y"]}]}),
+        ({"a": [None, "1"]}, {"a": [None, 1]}),
+        ("x" * 1000, "x" * 1000),
+    ],
+)
+def test_the_yaml_read_back_check_tells_what_repr_tells(a: Any, b: Any) -> None:
+    """The edit's read-back check compares structurally (a 50 MB document is not turned into
+    two 50 MB reprs) and must judge exactly as the repr comparison it replaces."""
+    from mcpsync.edit.yamledit import same
+
+    assert same(a, b) is (repr(a) == repr(b))

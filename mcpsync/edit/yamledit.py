@@ -331,13 +331,29 @@ def _verify(out: str, doc: Doc, key: str, new_list: list[Any], path: str) -> Non
     _check_reads_back(out, expected, path, f"the edited `{key}`")
 
 
+def same(a: Any, b: Any) -> bool:
+    """What repr(a) == repr(b) says (1 is not True, key order counts, nan is nan) without
+    building two copies of a large document as text."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return len(a) == len(b) and all(
+            same(ka, kb) and same(va, vb)
+            for (ka, va), (kb, vb) in zip(a.items(), b.items(), strict=True)
+        )
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float):
+        return repr(a) == repr(b)
+    return bool(a == b)
+
+
 def _check_reads_back(text: str, expected: Any, path: str, what: str) -> None:
     try:
         actual = load(text, path=path)
     except YamlEditError as exc:
         raise _unsafe(path, exc) from exc
-    # repr, not ==: it also tells 1 from True and keeps key order.
-    if repr(actual) != repr(expected):
+    if not same(actual, expected):
         raise YamlEditError(
             f"Could not edit {path} safely: {what} would not read back as intended. "
             "File not modified."
