@@ -73,7 +73,6 @@ def add_server(
     existing server `env` and `variables` keys are set one by one, the others replaced.
     A new server goes after the last [servers.*] table as its own paragraph (one blank line
     before and after), every other byte untouched. An existing one is edited in place."""
-    import tomlkit
 
     if not ALIAS_RE.match(alias):
         raise InputError(
@@ -86,13 +85,9 @@ def add_server(
             hint=NAME_HINT,
         )
     doc = _edit_doc(text, path)
-    servers = doc.get("servers")
-    if isinstance(servers, tomlkit.items.InlineTable):
-        raise InputError(
-            f"{path.name}: `servers` is an inline table; `mcpsync add` edits [servers.ALIAS] "
-            "tables. File not modified.",
-            hint=f"rewrite it as [servers.ALIAS] tables, or add [servers.{alias}] by hand",
-        )
+    servers = _server_tables(
+        doc, path, "`mcpsync add` edits", f", or add [servers.{alias}] by hand"
+    )
     extra = dict(fields or {})
     existing = servers.get(alias) if servers is not None else None
     if existing is None:
@@ -388,13 +383,7 @@ def add_tables(
     import tomlkit
 
     doc = _edit_doc(text, path)
-    existing = doc.get("servers")
-    if isinstance(existing, tomlkit.items.InlineTable):
-        raise InputError(
-            f"{path.name}: `servers` is an inline table; `mcpsync import` adds [servers.ALIAS] "
-            "tables. File not modified.",
-            hint="rewrite it as [servers.ALIAS] tables",
-        )
+    existing = _server_tables(doc, path, "`mcpsync import` adds")
     wanted = doc.unwrap()
     wanted.setdefault("servers", {}).update(servers)
     if targets:
@@ -466,3 +455,18 @@ def _append_targets(text: str, targets: list[dict[str, Any]]) -> str:
     blocks = nl.join(_block("[[targets]]", t).replace("\n", nl) for t in targets)
     body = text.rstrip("\r\n")
     return (body + nl + nl if body else "") + blocks
+
+
+def _server_tables(doc: Any, path: Path, doing: str, also: str = "") -> Any:
+    """mcp.toml's `servers`, refused when it is an inline table: new servers are written as
+    [servers.ALIAS] tables, which cannot extend one."""
+    import tomlkit
+
+    servers = doc.get("servers")
+    if isinstance(servers, tomlkit.items.InlineTable):
+        raise InputError(
+            f"{path.name}: `servers` is an inline table; {doing} [servers.ALIAS] tables. "
+            "File not modified.",
+            hint=f"rewrite it as [servers.ALIAS] tables{also}",
+        )
+    return servers

@@ -142,6 +142,7 @@ def test_latest_and_star_pin_what_the_registry_says(
             lines.append(f"[servers.{alias}]\nname = {json.dumps(name)}\n")
             lines.append(f"version = {json.dumps(constraint)}\n\n")
     manifest = parse("".join(lines), tmp_path / "mcp.toml")
+
     # Launch rendering is not under test here (many real entries need inputs to launch).
     # (resolve renders to look up artifacts, then builds its entries with integrity's
     # builders: the renderer is patched in both)
