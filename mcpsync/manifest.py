@@ -180,12 +180,20 @@ def parse_toml(text: str, path: Path, *, hint: str | None = None) -> dict[str, A
 
         try:
             return dict(tomlkit.parse(text).unwrap())
+        except RecursionError:
+            raise _too_deep(path, hint) from None
         except Exception as exc:  # tomlkit raises its own ParseError family
             raise InputError(f"Invalid TOML in {path}: {exc}", hint=hint) from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"Invalid TOML in {path}: {exc}", hint=hint) from None
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        raise _too_deep(path, hint) from None
+
+
+def _too_deep(path: Path, hint: str | None) -> InputError:
+    return InputError(f"Invalid TOML in {path}: arrays or tables nested too deeply", hint=hint)
 
 
 def _table(data: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:

@@ -325,6 +325,7 @@ def test_lock_from_a_newer_mcpsync_is_refused(tmp_path: Path) -> None:
             'transport = "stdio"\n',
             ["server 'a'", "`inputs`"],
         ),
+        ("version = 1\ndeep = " + "[" * 1000 + "]" * 1000 + "\n", ["nested too deeply"]),
     ],
     ids=[
         "not-toml",
@@ -338,6 +339,7 @@ def test_lock_from_a_newer_mcpsync_is_refused(tmp_path: Path) -> None:
         "env-type",
         "pin-type",
         "inputs-type",
+        "deep-nesting",
     ],
 )
 def test_broken_lock_is_exit_2_and_left_alone(
