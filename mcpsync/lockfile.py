@@ -27,6 +27,7 @@ from typing import Any
 from mcpsync.artifacts.model import SOURCES, Artifact, wanted
 from mcpsync.errors import InputError
 from mcpsync.launch import Launch
+from mcpsync.launch.model import LAUNCHABLE, TRANSPORTS
 from mcpsync.manifest import Manifest, parse_toml
 from mcpsync.surface import Surface, Tool
 
@@ -267,6 +268,7 @@ def loads(text: str, path: Path) -> Lock:
     return Lock(tuple(_locked(path, entry) for entry in raw))
 
 
+REGISTRY_TYPES = (*LAUNCHABLE, "mcpb", "remote")
 _STR_FIELDS = ("name", "version", "registry", "digest", "description", "server-json")
 _LAUNCH_LISTS = ("args", "secrets", "optional")
 _LAUNCH_TABLES = ("env", "headers")
@@ -292,6 +294,11 @@ def _locked(path: Path, raw: Any) -> LockedServer:
     launch = raw.get("launch")
     if not isinstance(launch, dict) or not isinstance(launch.get("transport"), str):
         raise InputError(f"{path}: server '{alias}' has no [server.launch] table with a transport")
+    # the targets look these up in their own tables: a value no mcpsync writes is refused here
+    if launch["transport"] not in TRANSPORTS:
+        raise bad("launch.transport", " or ".join(TRANSPORTS))
+    if launch.get("registry-type", "remote") not in REGISTRY_TYPES:
+        raise bad("launch.registry-type", " or ".join(REGISTRY_TYPES))
     fields: dict[str, Any] = {}
     for attr, key in LAUNCH_KEYS:
         if key not in launch:
@@ -307,6 +314,8 @@ def _locked(path: Path, raw: Any) -> LockedServer:
         elif not isinstance(value, str):
             raise bad(f"launch.{key}", "a string")
         fields[attr] = value
+    if not _well_formed_url(fields.get("url")):
+        raise bad("launch.url", "a well-formed URL")
     return LockedServer(
         alias=alias,
         artifact=_artifact(raw.get("artifact"), bad),
@@ -386,6 +395,17 @@ def _tool(raw: Any, bad: Callable[[str, str], InputError]) -> Tool:
         if schema is None:
             raise bad("surface.tool.input-schema", "a string of JSON")
     return Tool(raw["name"], description, schema)
+
+
+def _well_formed_url(url: str | None) -> bool:
+    """What urlsplit can take apart (targets read its host): no unclosed `[`."""
+    from urllib.parse import urlsplit
+
+    try:
+        _ = url is None or urlsplit(url).hostname
+    except ValueError:
+        return False
+    return True
 
 
 # ---------------------------------------------------------------- staleness

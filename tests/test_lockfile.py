@@ -325,6 +325,20 @@ def test_lock_from_a_newer_mcpsync_is_refused(tmp_path: Path) -> None:
             'transport = "stdio"\n',
             ["server 'a'", "`inputs`"],
         ),
+        (
+            'version = 1\n[[server]]\nalias = "a"\n[server.launch]\ntransport = "websocket"\n',
+            ["server 'a'", "`launch.transport`", "stdio or streamable-http or sse"],
+        ),
+        (
+            'version = 1\n[[server]]\nalias = "a"\n[server.launch]\ntransport = "stdio"\n'
+            'registry-type = "cargo"\n',
+            ["server 'a'", "`launch.registry-type`"],
+        ),
+        (
+            'version = 1\n[[server]]\nalias = "a"\n[server.launch]\ntransport = "sse"\n'
+            'url = "https://[mcp.example/sse"\n',
+            ["server 'a'", "`launch.url` must be a well-formed URL"],
+        ),
         ("version = 1\ndeep = " + "[" * 1000 + "]" * 1000 + "\n", ["nested too deeply"]),
     ],
     ids=[
@@ -339,6 +353,9 @@ def test_lock_from_a_newer_mcpsync_is_refused(tmp_path: Path) -> None:
         "env-type",
         "pin-type",
         "inputs-type",
+        "unknown-transport",
+        "unknown-registry-type",
+        "unclosed-bracket-url",
         "deep-nesting",
     ],
 )
