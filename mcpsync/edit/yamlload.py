@@ -139,7 +139,7 @@ def parse(body: str, path: str) -> Doc:
     try:
         root, pairs, data = _read(body, path)
     except yaml.YAMLError as exc:
-        message = f"Invalid YAML in {path}: {describe(exc)}. File not modified."
+        message = f"Invalid YAML in {path}: {describe(exc, body)}. File not modified."
         raise YamlEditError(message) from exc
     except UnicodeEncodeError as exc:  # libyaml takes UTF-8; lone surrogates cannot be encoded
         raise YamlEditError(f"Invalid YAML in {path}: {exc.reason}. File not modified.") from exc
@@ -161,12 +161,24 @@ def _read(body: str, path: str) -> tuple[yaml.Node | None, list[tuple[Any, Any]]
         loader.dispose()
 
 
-def describe(exc: yaml.YAMLError) -> str:
+def describe(exc: yaml.YAMLError, text: str | None = None) -> str:
+    """The problem and where, on one line (PyYAML's own str() spans several)."""
     if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
         mark = exc.problem_mark
         problem = exc.problem or exc.context or "parse error"
         return f"{problem} (line {mark.line + 1}, column {mark.column + 1})"
-    return str(exc)
+    if isinstance(exc, yaml.reader.ReaderError):
+        char = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        return f"{exc.reason}: U+{char:04X} ({_where(text, exc.position)})"
+    return " ".join(str(exc).split())
+
+
+def _where(text: str | None, position: int) -> str:
+    if text is None:
+        return f"character {position + 1}"
+    line = text.count("\n", 0, position) + 1
+    column = position - (text.rfind("\n", 0, position) + 1) + 1
+    return f"line {line}, column {column}"
 
 
 def _detect_eol(body: str) -> str:
