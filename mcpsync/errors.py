@@ -9,6 +9,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+MAX_LINE = 500  # characters of one message line: a message quoting a 10 MB value stays readable
+
+
+def readable(message: str) -> str:
+    """`message` safe to print for people: each line cut to MAX_LINE characters (keeping its
+    start, the file and server, and its end, what to do), and characters a terminal would
+    act on or break lines at (NUL, ESC, U+2028, NEL...) shown as escapes."""
+    return "\n".join(_readable_line(line) for line in message.split("\n"))
+
+
+def _readable_line(line: str) -> str:
+    line = _clip(line)  # first: escaping a 10 MB line character by character would be slow
+    if not line.isprintable():
+        line = _clip("".join(c if c.isprintable() or c == "\t" else repr(c)[1:-1] for c in line))
+    return line
+
+
+def _clip(line: str) -> str:
+    if len(line) <= MAX_LINE:
+        return line
+    head, tail = MAX_LINE * 2 // 3, MAX_LINE // 4
+    return f"{line[:head]} ...({len(line) - head - tail} characters)... {line[-tail:]}"
+
 
 class McpsyncError(Exception):
     """An expected failure with a user-facing message. Exit code 2 unless a subclass says."""
@@ -16,9 +39,10 @@ class McpsyncError(Exception):
     exit_code = 2
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
+        message = readable(message)
         super().__init__(message)
         self.message = message
-        self.hint = hint
+        self.hint = None if hint is None else readable(hint)
 
     def render(self) -> str:
         return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"

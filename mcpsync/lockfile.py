@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpsync.artifacts.model import SOURCES, Artifact, wanted
-from mcpsync.errors import InputError
+from mcpsync.errors import InputError, readable
 from mcpsync.launch import Launch
 from mcpsync.launch.model import LAUNCHABLE, TRANSPORTS
 from mcpsync.manifest import Manifest, parse_toml
@@ -434,7 +434,7 @@ def stale_reasons(
             reasons.append(f"server '{alias}': no artifact digest recorded")
     for alias in sorted(set(locked) - set(manifest.servers)):
         reasons.append(f"server '{alias}' is in mcp.lock but no longer in mcp.toml")
-    return reasons
+    return [readable(reason) for reason in reasons]  # a reason may quote a 10 MB value
 
 
 def _server_reasons(

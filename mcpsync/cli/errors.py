@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from mcpsync.errors import McpsyncError
+from mcpsync.errors import McpsyncError, readable
 
 BUG_EXIT = 70  # EX_SOFTWARE: an unexpected error is a bug, told apart from every expected code
 
@@ -88,7 +88,7 @@ def _report_bug() -> str:
         "Please report it with the details below.",
         err=True,
     )
-    last = detail.strip().splitlines()[-1] if detail.strip() else ""
+    last = readable(detail.strip().splitlines()[-1]) if detail.strip() else ""
     click.echo(f"  {last}", err=True)
     if "MCPSYNC_DEBUG" in os.environ:
         click.echo(detail, err=True, nl=False)

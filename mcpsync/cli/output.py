@@ -15,6 +15,8 @@ from typing import Any
 
 import click
 
+from mcpsync.errors import readable
+
 COLOR_MODES = ("auto", "always", "never")
 _color: bool | None = None  # None: colour only on a terminal (click decides per stream)
 
@@ -51,8 +53,13 @@ def say(line: str = "") -> None:
 
 
 def note(line: str) -> None:
-    """Progress and change reports (stderr), so stdout stays parseable."""
-    click.echo(line, err=True, color=_color)
+    """Progress and change reports (stderr), so stdout stays parseable; bounded and escaped
+    like error messages, since they quote values from the user's files."""
+    _report(readable(line))
+
+
+def _report(text: str) -> None:
+    click.echo(text, err=True, color=_color)
 
 
 def error(message: str) -> None:
@@ -66,9 +73,10 @@ def error(message: str) -> None:
 
 def change(line: str) -> None:
     """A change report line (`Added x 1.0.0`), coloured by its verb."""
+    line = readable(line)  # before styling: its escape codes must stay codes
     verb = line.split(" ", 1)[0]
     colour = _CHANGE_COLOURS.get(verb)
-    note(click.style(verb, fg=colour) + line[len(verb) :] if colour else line)
+    _report(click.style(verb, fg=colour) + line[len(verb) :] if colour else line)
 
 
 def diff(text: str) -> None:
