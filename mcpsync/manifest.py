@@ -358,4 +358,23 @@ def _target(path: Path, index: int, raw: Any, servers: Mapping[str, ServerSpec])
                 hint=alias_hint(missing, servers, f"servers in {path.name}"),
             )
     scope = _choice(raw, "scope", ("project", "user"), where)
-    return TargetSpec(kind, _str(raw, "path", where), subset, scope, index)
+    return TargetSpec(kind, _target_path(raw, where), subset, scope, index)
+
+
+MAX_PATH, MAX_NAME = 4096, 255  # Linux's PATH_MAX and NAME_MAX: a longer path names no file
+
+
+def _target_path(raw: Mapping[str, Any], where: str) -> str | None:
+    """`path`, refused before it reaches the file system (or a glob, whose pattern compiler
+    is quadratic in the number of `[`) when no file could have that name."""
+    value = _str(raw, "path", where)
+    if value is None:
+        return None
+    if "\0" in value:
+        raise InputError(f"{where}: `path` contains a NUL character")
+    if len(value) > MAX_PATH or any(len(name) > MAX_NAME for name in re.split(r"[/\\]", value)):
+        raise InputError(
+            f"{where}: `path` is longer than a file system allows "
+            f"({MAX_PATH} characters, {MAX_NAME} for one name)"
+        )
+    return value

@@ -120,7 +120,14 @@ class AgentTarget:
 
     def _files(self, ctx: SyncContext) -> list[Path]:
         pattern = self.spec.path or "agent.yaml"
-        found = _glob(ctx.resolve(pattern))
+        try:
+            found = _glob(ctx.resolve(pattern))
+        except OSError as exc:  # e.g. a path component longer than the file system allows
+            raise InputError(
+                f"Cannot search for agent.yaml files of target {label(self.spec)} "
+                f"('{pattern}'): {exc.strerror}",
+                hint="fix `path` in mcp.toml (a glob relative to mcp.toml)",
+            ) from None
         if not found:
             raise InputError(
                 f"No agent.yaml found for target {label(self.spec)}: '{pattern}' matches "
