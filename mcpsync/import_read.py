@@ -373,7 +373,12 @@ class _Values:
     def url(self, url: str) -> str:
         """Query parameters that look secret become references."""
         url = self.references(url)
-        query = urlsplit(url).query
+        try:
+            query = urlsplit(url).query
+        except ValueError:  # an unclosed IPv6 bracket, say: nothing to match or carry over
+            raise InputError(
+                f"{self.entry.where}: url {url!r} is malformed. File not read."
+            ) from None
         for name, value in parse_qsl(query, keep_blank_values=True):
             if value and self._hides(name, value):
                 url = url.replace(f"{name}={value}", f"{name}={self.ref(self.named(name))}", 1)
