@@ -473,6 +473,14 @@ def test_unsupported_registry_url(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("url", ["https://[r.example", "file://[snap"])
+def test_malformed_registry_url(tmp_path: Path, url: str) -> None:
+    """urlsplit raises on an unclosed IPv6 bracket: an input error, not an internal one."""
+    root = write_project(tmp_path, '[servers.s]\nname = "com.example/search"\n')
+    assert_clean_failure(run_cli("--registry", url, "-C", root, "lock"), 2, repr(url))
+    assert not (root / "mcp.lock").exists()
+
+
 # --- exit codes and usage -------------------------------------------------------------------
 
 

@@ -50,12 +50,18 @@ def _open_snapshot(url: str, base_dir: Path) -> SnapshotRegistry:
     return SnapshotRegistry(snapshot_path(url, base_dir), url)
 
 
+_FILE_HINT = "use file:DIR (relative to mcp.toml) or file:///absolute/dir"
+
+
 def snapshot_path(url: str, base_dir: Path) -> Path:
     """`file:dir` and `file:./dir` are relative to base_dir; `file:///abs` is absolute."""
     rest = url[len("file:") :]
     if rest.startswith("//"):
         # A real file URL: an authority (empty or localhost) and a percent-encoded path.
-        parts = urlsplit(url)
+        try:
+            parts = urlsplit(url)
+        except ValueError:  # an unclosed IPv6 bracket
+            raise InputError(f"Registry URL {url!r} is malformed", hint=_FILE_HINT) from None
         if parts.netloc not in ("", "localhost"):
             raise InputError(f"Registry URL {url!r} names a remote host; use file:///path")
         rest = unquote(parts.path)

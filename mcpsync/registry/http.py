@@ -252,8 +252,12 @@ class HttpRegistry:
 
 
 def _check_settings(url: str, timeout: float, retries: int, concurrency: int, size: int) -> None:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+    try:
+        parts = urlsplit(url)
+        bad = parts.scheme not in ("http", "https") or not parts.hostname
+    except ValueError:  # urlsplit refuses an unclosed IPv6 bracket
+        bad = True
+    if bad or parts.query or parts.fragment:
         raise InputError(f"Invalid registry URL {url!r}", hint="e.g. https://registry.example")
     if timeout <= 0 or retries < 0 or concurrency < 1 or size < 1:
         raise InputError(
