@@ -84,7 +84,7 @@ def test_nastiest_documents_in_a_real_process(work: Workspace, kind: str) -> Non
         work.reset()
         document = apply(work.seed(spec), kind, [("deep", (7, 100_000, balanced))])
         (work.project / spec.rel).write_bytes(document)
-        for argv, _ in spec.commands:
+        for argv, _ in dict.fromkeys((spec.commands[0], spec.commands[-1])):  # read, write
             result = run_process("-C", work.project, *argv, env=work.env, timeout=60)
             assert result.code in (0, 1, 2, 3), (argv, str(result))
             assert "Traceback" not in result.err, (argv, str(result))
