@@ -88,18 +88,22 @@ Command = tuple[tuple[str, ...], bool]
 @dataclass(frozen=True)
 class Kind:
     name: str  # also the seed corpus directory: tests/fuzz_seeds/<name>/
-    rel: str  # the file in the project
+    rel: str  # the file, relative to the workspace root (proj/, home/, state/)
     commands: tuple[Command, ...]
 
 
 KINDS: dict[str, Kind] = {
     k.name: k
     for k in (
-        Kind("mcp.toml", "mcp.toml", (LOCK_CHECK, SYNC_CHECK, LIST, LOCK, SYNC, IMPORT_VSCODE)),
-        Kind("mcp.lock", "mcp.lock", (LOCK_CHECK, SYNC_CHECK, LIST_JSON, SYNC, LOCK)),
-        Kind("agent.yaml", "agents/research/agent.yaml", (SYNC_CHECK, SYNC)),
-        Kind("jsonc", ".vscode/mcp.json", (SYNC_CHECK, IMPORT_VSCODE, SYNC)),
-        Kind("codex", ".codex/config.toml", (SYNC_CHECK, IMPORT_CODEX, SYNC)),
+        Kind(
+            "mcp.toml", "proj/mcp.toml", (LOCK_CHECK, SYNC_CHECK, LIST, LOCK, SYNC, IMPORT_VSCODE)
+        ),
+        Kind("mcp.lock", "proj/mcp.lock", (LOCK_CHECK, SYNC_CHECK, LIST_JSON, SYNC, LOCK)),
+        Kind("agent.yaml", "proj/agents/research/agent.yaml", (SYNC_CHECK, SYNC)),
+        Kind("jsonc", "proj/.vscode/mcp.json", (SYNC_CHECK, IMPORT_VSCODE, SYNC)),
+        Kind("codex", "proj/.codex/config.toml", (SYNC_CHECK, IMPORT_CODEX, SYNC)),
+        # the ownership ledger: the holodeck-global target is a shared (ledgered) file
+        Kind("owners.json", "state/owners.json", (SYNC_CHECK, SYNC)),
     )
 }
 SEEDS = REPO / "tests" / "fuzz_seeds"
@@ -170,7 +174,7 @@ class Workspace:
         return state
 
     def seed(self, kind: Kind) -> bytes:
-        return (self.pristine / "proj" / kind.rel).read_bytes()
+        return (self.pristine / kind.rel).read_bytes()
 
 
 def build_workspace(base: Path) -> Workspace:
@@ -238,7 +242,7 @@ def exercise(work: Workspace, kind: Kind, document: bytes) -> list[int]:
     """Restore the workspace, put `document` in place of the kind's file, run every command
     of the kind in order (each judged on its own). Returns the exit codes."""
     work.reset()
-    (work.project / kind.rel).write_bytes(document)
+    (work.root / kind.rel).write_bytes(document)
     return [check_run(work, argv, may_1).code for argv, may_1 in kind.commands]
 
 
@@ -288,6 +292,7 @@ NESTING = {  # kind -> how a value nests, as (line prefix, opener, closer)
     "codex": (b"deep = ", b"[", b"]"),
     "agent.yaml": (b"deep: ", b"[", b"]"),
     "jsonc": (b'"deep": ', b"[", b"]"),
+    "owners.json": (b'"deep": ', b"[", b"]"),
 }
 
 

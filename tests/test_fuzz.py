@@ -1,6 +1,7 @@
-"""Fuzzing: every input kind (mcp.toml, mcp.lock, agent.yaml, JSONC, Codex TOML) mutated
-(truncation, byte flips and inserts, NUL, BOM, CRLF, deep nesting, huge values, duplicate
-lines) and fed to the real commands; tests/fuzz_helpers.py holds the oracle.
+"""Fuzzing: every input kind (mcp.toml, mcp.lock, agent.yaml, JSONC, Codex TOML, the
+ownership ledger) mutated (truncation, byte flips and inserts, NUL, BOM, CRLF, deep nesting,
+huge values, duplicate lines, escapes) and fed to the real commands; tests/fuzz_helpers.py
+holds the oracle.
 
 Three layers: hypothesis examples (a bounded, derandomized count here; bench/fuzz_long.py runs
 many more at 10 MB), the seed corpus in tests/fuzz_seeds/<kind>/ (every failure fuzzing
@@ -30,7 +31,14 @@ from hypothesis import strategies as st
 
 register_profiles()
 
-EXAMPLES = {"mcp.toml": 30, "mcp.lock": 30, "agent.yaml": 40, "jsonc": 40, "codex": 30}
+EXAMPLES = {
+    "mcp.toml": 30,
+    "mcp.lock": 30,
+    "agent.yaml": 40,
+    "jsonc": 30,
+    "codex": 30,
+    "owners.json": 30,
+}
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +68,7 @@ test_fuzz_mcp_lock = _fuzz("mcp.lock")
 test_fuzz_agent_yaml = _fuzz("agent.yaml")
 test_fuzz_jsonc = _fuzz("jsonc")
 test_fuzz_codex_toml = _fuzz("codex")
+test_fuzz_owners_json = _fuzz("owners.json")
 
 
 def _corpus() -> list[Path]:
@@ -83,7 +92,7 @@ def test_nastiest_documents_in_a_real_process(work: Workspace, kind: str) -> Non
     for balanced in (False, True):
         work.reset()
         document = apply(work.seed(spec), kind, [("deep", (7, 100_000, balanced))])
-        (work.project / spec.rel).write_bytes(document)
+        (work.root / spec.rel).write_bytes(document)
         for argv, _ in dict.fromkeys((spec.commands[0], spec.commands[-1])):  # read, write
             result = run_process("-C", work.project, *argv, env=work.env, timeout=60)
             assert result.code in (0, 1, 2, 3), (argv, str(result))
