@@ -64,6 +64,17 @@ def state_dir(home: Path) -> Path:
     return (Path(xdg) if xdg else home / ".local" / "state") / "mcpsync"
 
 
+def _well_formed(files: object) -> bool:
+    """{config path: {project: [names]}}: anything else would fail later, inside a sync."""
+    return isinstance(files, dict) and all(
+        isinstance(projects, dict)
+        and all(
+            isinstance(n, list) and all(isinstance(x, str) for x in n) for n in projects.values()
+        )
+        for projects in files.values()
+    )
+
+
 @dataclass
 class Ledger:
     path: Path
@@ -81,8 +92,9 @@ class Ledger:
         try:
             data = json.loads(text)
             files = data["files"]
-            assert isinstance(files, dict)
-        except (ValueError, KeyError, TypeError, AssertionError):
+            if not _well_formed(files):  # not an assert: `python -O` would skip it
+                raise ValueError(files)
+        except (ValueError, KeyError, TypeError, RecursionError):
             raise InputError(
                 f"Invalid ownership ledger {path}. File not modified.",
                 hint="fix or delete it; mcpsync then treats shared entries as the user's own",

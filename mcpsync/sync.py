@@ -192,7 +192,7 @@ def load_stamps(path: Path) -> tuple[dict[str, tuple[str, str]], str | None]:
         if data.get("version") != STAMPS_VERSION:
             return {}, text
         stamps = {str(k): (str(v[0]), str(v[1])) for k, v in data["files"].items()}
-    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError):
         return {}, text
     return stamps, text
 
