@@ -2,12 +2,15 @@
 run must pass. Used by tests/test_fuzz.py (hypothesis, bounded) and bench/fuzz_long.py.
 
 Not a test module. The workspace is one project built once from examples/quickstart, locked
-and synced, with a VS Code file (JSONC, comments) and a Codex config beside it; every example
+and synced, with a VS Code file (JSONC, comments) and a Codex config beside it, whose
+hand-written `mine` entry mcp.toml declares and sync adopted; every example
 restores it, puts one mutated document in place of one of its files, runs the real commands
 in-process and checks:
 
 - the exit code is 0, 2 or 3 (1 only for a --check), never 70 (an internal error: a bug);
-- no traceback; a failure is one `error:` line plus at most a `  hint:` line, stdout empty;
+- no traceback; a failure is one `error:` line and its indented lines (a hint, lock's line
+  per failed server), stdout empty (with --json: one `{"error": ...}` document), no line
+  over MAX_LINE characters;
 - a failure (or a check's 1) changed no file under the project, HOME or the state dir
   (bytes, mtime and inode: a rewrite with the same bytes still shows);
 - a success, run again, changes nothing and succeeds again;
@@ -18,6 +21,7 @@ in-process and checks:
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -33,6 +37,7 @@ from cli_helpers import REPO, Result, run_cli
 
 HANG_SECONDS = 20.0
 MAX_LINE = 1000  # an error that quotes a 10 MB value is not a clear error
+MAX_SERVERS = 8  # the seed project has 6 servers; a mutated mcp.toml may add a couple
 BOM = b"\xef\xbb\xbf"
 
 # --- the seed documents ----------------------------------------------------------------------
@@ -67,6 +72,10 @@ EXTRA_TARGETS = textwrap.dedent(
 
     [[targets]]
     kind = "codex"
+
+    [servers.mine]                     # the hand-written entry of both files, declared
+    command = "node"
+    args = ["mine.js"]
     """
 )
 
@@ -189,7 +198,8 @@ def build_workspace(base: Path) -> Workspace:
     (project / ".codex").mkdir()
     (project / ".codex" / "config.toml").write_text(CODEX, encoding="utf-8")
     (work.root / "home").mkdir()
-    for args in (("lock",), ("sync",)):
+    # --adopt: the hand-written `mine` entries become sync's (from mcp.toml's `mine`)
+    for args in (("lock",), ("sync", "--adopt")):
         result = work.run(*args)
         assert result.code == 0, str(result)
     shutil.copytree(work.root, work.pristine, symlinks=True)
@@ -215,7 +225,7 @@ def check_run(work: Workspace, argv: Sequence[str], may_exit_1: bool) -> Result:
     longest = max((len(line) for line in result.err_lines), default=0)
     assert longest <= MAX_LINE, f"a {longest}-character line on stderr: {result.err[:300]}"
     if result.code in (2, 3):
-        assert_one_error(result)
+        assert_one_error(result, json_out="--json" in argv)
     if result.code != 0:
         changed = diff(before, work.files())
         assert not changed, f"mcpsync {' '.join(argv)} failed but changed {changed}: {result}"
@@ -228,14 +238,17 @@ def check_run(work: Workspace, argv: Sequence[str], may_exit_1: bool) -> Result:
     return result
 
 
-def assert_one_error(result: Result) -> None:
-    """stdout empty; stderr: `warning:` lines, then one `error:` line and an optional hint."""
-    assert result.out == "", str(result)
+def assert_one_error(result: Result, *, json_out: bool = False) -> None:
+    """stderr: `warning:` lines, then one `error:` line and its indented lines (a hint; lock's
+    one line per failed server). stdout: empty, or with --json one `{"error": ...}` document."""
+    if json_out:
+        assert set(json.loads(result.out)) == {"error"}, str(result)
+    else:
+        assert result.out == "", str(result)
     lines = [line for line in result.err_lines if not line.startswith("warning: ")]
-    assert 1 <= len(lines) <= 2, str(result)
-    assert lines[0].startswith("error: "), str(result)
-    if len(lines) == 2:
-        assert lines[1].startswith("  hint: "), str(result)
+    assert lines and lines[0].startswith("error: "), str(result)
+    assert all(line.startswith("  ") for line in lines[1:]), str(result)
+    assert len(lines) <= 2 + 2 * MAX_SERVERS, str(result)
 
 
 def exercise(work: Workspace, kind: Kind, document: bytes) -> list[int]:
