@@ -46,6 +46,8 @@ def main() -> int:
         runs = [(int(p), int(f)) for p, f in STATS.findall(body)]
         passing, failing = sum(p for p, _ in runs), sum(f for _, f in runs)
         print(f"{test.split('::')[1]:<34}{passing + failing:>10}{failing:>9}")
+    for test in re.findall(r"^FAILED tests/test_fuzz\.py::(\S+)", done.stdout, re.M):
+        print(f"{test:<34}{'FAILED (see above)':>19}")
     print(f"pytest exit {done.returncode} in {seconds:.0f} s ({args.huge:,}-byte huge values)")
     return done.returncode
 
