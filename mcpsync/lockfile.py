@@ -352,7 +352,9 @@ def _server_json(text: str | None, bad: Callable[[str, str], InputError]) -> dic
         return None
     try:
         data = json.loads(text)
-    except ValueError:
+        # its digest hashes it as UTF-8: a lone surrogate escape (\ud800) cannot be encoded
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except (ValueError, RecursionError):  # UnicodeEncodeError is a ValueError
         data = None
     if not isinstance(data, dict):
         raise bad("server-json", "a JSON object (the registry's server.json)")
@@ -390,7 +392,7 @@ def _tool(raw: Any, bad: Callable[[str, str], InputError]) -> Tool:
     if schema_text is not None:
         try:
             schema = json.loads(schema_text) if isinstance(schema_text, str) else None
-        except ValueError:
+        except (ValueError, RecursionError):
             schema = None
         if schema is None:
             raise bad("surface.tool.input-schema", "a string of JSON")

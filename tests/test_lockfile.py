@@ -340,6 +340,16 @@ def test_lock_from_a_newer_mcpsync_is_refused(tmp_path: Path) -> None:
             ["server 'a'", "`launch.url` must be a well-formed URL"],
         ),
         ("version = 1\ndeep = " + "[" * 1000 + "]" * 1000 + "\n", ["nested too deeply"]),
+        (
+            'version = 1\n[[server]]\nalias = "a"\nserver-json = \'{"\\ud800": 1}\'\n'
+            '[server.launch]\ntransport = "stdio"\n',
+            ["server 'a'", "`server-json`"],
+        ),
+        (
+            'version = 1\n[[server]]\nalias = "a"\nserver-json = \'' + "[" * 5000 + "\'\n"
+            '[server.launch]\ntransport = "stdio"\n',
+            ["server 'a'", "`server-json`"],
+        ),
     ],
     ids=[
         "not-toml",
@@ -357,6 +367,8 @@ def test_lock_from_a_newer_mcpsync_is_refused(tmp_path: Path) -> None:
         "unknown-registry-type",
         "unclosed-bracket-url",
         "deep-nesting",
+        "server-json-lone-surrogate",
+        "server-json-too-deep",
     ],
 )
 def test_broken_lock_is_exit_2_and_left_alone(
