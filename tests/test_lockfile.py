@@ -346,7 +346,7 @@ def test_lock_from_a_newer_mcpsync_is_refused(tmp_path: Path) -> None:
             ["server 'a'", "`server-json`"],
         ),
         (
-            'version = 1\n[[server]]\nalias = "a"\nserver-json = \'' + "[" * 5000 + "\'\n"
+            'version = 1\n[[server]]\nalias = "a"\nserver-json = \'' + "[" * 5000 + "'\n"
             '[server.launch]\ntransport = "stdio"\n',
             ["server 'a'", "`server-json`"],
         ),
