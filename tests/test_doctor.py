@@ -134,3 +134,28 @@ def test_doctor_reports_a_stale_lock(locked: Path, tmp_path: Path) -> None:
     lock_row = json.loads(result.out)["checks"][0]
     assert result.code == 1 and lock_row["ok"] is False
     assert "out of date with mcp.toml" in lock_row["detail"] and "weather" in lock_row["detail"]
+
+
+def test_doctor_on_a_tampered_lock_runs_nothing_from_it(locked: Path, tmp_path: Path) -> None:
+    """A hand-edited launch must not be started, not even as `COMMAND --version`."""
+    evil = tmp_path / "evil"
+    ran = tmp_path / "evil-ran"
+    evil.write_text(f"#!/bin/sh\ntouch {ran}\necho 'evil 1.0'\n")
+    evil.chmod(0o755)
+    lock = locked / "mcp.lock"
+    text = lock.read_text()
+    assert text.count('\ncommand = "uvx"\n') == 1  # [server.launch], not its inputs
+    lock.write_text(text.replace('\ncommand = "uvx"\n', f'\ncommand = "{evil}"\n'))
+    result = run_cli("doctor", "--json", cwd=locked, env=_env(tmp_path, DATABASE_URL="x"))
+    assert result.code == 1, result
+    assert json.loads(result.out)["checks"] == [
+        {
+            "check": "lock",
+            "subject": "mcp.lock",
+            "ok": False,
+            "detail": f"edited by hand: server 'local' field launch.command is \"{evil}\", "
+            'but its recorded inputs render "uvx"; run `mcpsync lock` to regenerate it '
+            "(pins are kept); servers and targets were not checked",
+        }
+    ]
+    assert not ran.exists()

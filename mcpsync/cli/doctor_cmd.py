@@ -47,12 +47,18 @@ def doctor(ctx: Context, as_json: bool) -> int:
 
 
 def _lock_findings(proj: Project) -> tuple[Lock | None, list[Finding]]:
-    from mcpsync import lockfile
+    from mcpsync import integrity, lockfile
     from mcpsync.doctor import Finding
 
     lock = proj.read_lock()
     if lock is None:
         return None, [Finding("lock", "mcp.lock", False, "not found: run `mcpsync lock`")]
+    tampers = integrity.check(lock)
+    if tampers:  # nothing in it is trusted: `COMMAND --version` would run what the edit put there
+        found = integrity.verdict(lock, tampers)
+        what = found.block[0] if found.old_format else "edited by hand: " + "; ".join(found.lines)
+        detail = f"{what}; {found.todo}; servers and targets were not checked"
+        return None, [Finding("lock", "mcp.lock", False, detail)]
     reasons = lockfile.stale_reasons(proj.manifest, lock, proj.pinned_registry)
     if reasons:
         detail = "out of date with mcp.toml (run `mcpsync lock`): " + "; ".join(reasons)
