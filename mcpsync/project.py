@@ -15,7 +15,7 @@ from mcpsync.manifest import Manifest
 from mcpsync.registry.base import DEFAULT_REGISTRY, Registry
 
 if TYPE_CHECKING:
-    from mcpsync.artifacts import Lookup
+    from mcpsync.artifacts import Lookup, StoreSettings
 
 MANIFEST = "mcp.toml"
 LOCKFILE = "mcp.lock"
@@ -49,17 +49,16 @@ class Project:
         return lockfile.read(self.lock_path)
 
     def registry_opener(self) -> Callable[[], Registry]:
-        def opener() -> Registry:
-            from mcpsync.registry import open_registry
+        return lambda: self.open_registry(self.registry_url)
 
-            return open_registry(
-                self.registry_url,
-                base_dir=self.root,
-                timeout=self.timeout,
-                concurrency=REGISTRY_CONCURRENCY,
-            )
+    def open_registry(self, url: str) -> Registry:
+        """The registry at `url` (a lock's pins may name another than `registry_url`), with
+        this project's base directory, timeout and concurrency."""
+        from mcpsync.registry import open_registry
 
-        return opener
+        return open_registry(
+            url, base_dir=self.root, timeout=self.timeout, concurrency=REGISTRY_CONCURRENCY
+        )
 
     def artifacts_enabled(self, flag: bool | None = None) -> bool:
         """--artifacts/--no-artifacts, then MCPSYNC_ARTIFACTS, then mcp.toml's [lock] artifacts,
@@ -73,12 +72,18 @@ class Project:
         """Opens the artifact stores for resolve(); None when artifacts are off."""
         if not self.artifacts_enabled(flag):
             return None
-        from mcpsync.artifacts import Stores, StoreSettings
+        from mcpsync.artifacts import Stores
 
-        settings = StoreSettings(
+        settings = self.store_settings()
+        return lambda: Stores(settings)
+
+    def store_settings(self) -> StoreSettings:
+        """How the artifact stores are reached: this project's root, environment, timeout."""
+        from mcpsync.artifacts import StoreSettings
+
+        return StoreSettings(
             self.root, dict(os.environ), self.timeout, concurrency=REGISTRY_CONCURRENCY
         )
-        return lambda: Stores(settings)
 
     def check_aliases(self, aliases: Collection[str], flag: str) -> None:
         unknown = sorted(set(aliases) - set(self.manifest.servers))

@@ -207,9 +207,9 @@ def verify(
     if (signature is None) != (public_key is None):
         raise InputError("--signature and --public-key go together")
     proj, lock = _load(ctx, "nothing was checked")
-    drift = checks.registry_drift(lock, _opener(proj), ctx.registry_override)
+    drift = checks.registry_drift(lock, proj.open_registry, ctx.registry_override)
     if proj.artifacts_enabled(artifacts):
-        drift += checks.artifact_drift(lock, _store_settings(proj))
+        drift += checks.artifact_drift(lock, proj.store_settings())
     code, fresh, errors = 0, {}, []  # errors: servers verify --surface could not probe
     if surface:
         pinned = [s for s in lock.servers if s.surface is not None]
@@ -225,27 +225,6 @@ def verify(
     unpinned = [s.alias for s in lock.servers if s.surface is None]
     _verify_report(drift, violations, unpinned if surface else [], errors, as_json)
     return 1 if drift or violations else code
-
-
-def _store_settings(proj: Project) -> Any:
-    import os
-
-    from mcpsync.artifacts.model import StoreSettings
-    from mcpsync.project import REGISTRY_CONCURRENCY
-
-    return StoreSettings(proj.root, dict(os.environ), proj.timeout, REGISTRY_CONCURRENCY)
-
-
-def _opener(proj: Project) -> Any:
-    from mcpsync.project import REGISTRY_CONCURRENCY
-    from mcpsync.registry import open_registry
-
-    def opener(url: str) -> Any:
-        return open_registry(
-            url, base_dir=proj.root, timeout=proj.timeout, concurrency=REGISTRY_CONCURRENCY
-        )
-
-    return opener
 
 
 def _enforce(
