@@ -20,7 +20,13 @@ from mcpsync.mcpserver.calls import (
 )
 from mcpsync.mcpserver.machine_help import build_machine_help
 from mcpsync.mcpserver.runner import Outcome, envelope, failed, keep_fields
-from mcpsync.mcpserver.tools import example_call, help_data, pick_examples, tool_specs
+from mcpsync.mcpserver.tools import (
+    command_help_text,
+    example_call,
+    help_data,
+    pick_examples,
+    tool_specs,
+)
 
 BASE = ["-C", "/proj"]
 
@@ -314,3 +320,15 @@ def test_help_data_says_which_tool_runs_each_command(catalog: Catalog) -> None:
     # A group comes with its subcommands, as `mcpsync help --machine mcp` gives them.
     mcp = help_data(catalog, ["mcp"], read_only=False)["commands"]
     assert [(c["path"], c["tools"]) for c in mcp] == [("mcp", []), ("mcp serve", [])]
+
+
+def test_failure_help_lists_each_example_call_once(catalog: Catalog) -> None:
+    """`mcpsync doctor` and `mcpsync doctor --json` are one tool call (the tools add --json)."""
+    assert catalog.commands["doctor"]["examples"] == ["mcpsync doctor", "mcpsync doctor --json"]
+    lines = command_help_text(catalog.commands["doctor"], catalog).splitlines()
+    assert [line for line in lines if "example:" in line] == [
+        '  example: mcpsync_read {"command": "doctor"}'
+    ]
+    for path, command in catalog.commands.items():
+        examples = [x for x in command_help_text(command, catalog).splitlines() if "example:" in x]
+        assert len(examples) == len(set(examples)), path

@@ -330,8 +330,9 @@ def command_help_text(command: Mapping[str, Any], catalog: Catalog) -> str:
         lines.append(f"  flags.{_flag_line(flag)}")
     for line in command["examples"][:3]:
         converted = example_call(catalog, line)
-        if converted:
-            lines.append(f"  example: {converted[0]} {show_call(converted[1])}")
+        example = f"  example: {converted[0]} {show_call(converted[1])}" if converted else None
+        if example and example not in lines:  # `X` and `X --json` are one call (tools add --json)
+            lines.append(example)
     return "\n".join(lines)
 
 
