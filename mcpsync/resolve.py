@@ -206,8 +206,13 @@ def _keep_surface(new: LockedServer, old: LockedServer | None) -> LockedServer:
     version or launch drops it, and `mcpsync probe` pins the new one."""
     if old is None or old.surface is None or new.surface is not None:
         return new
-    same = (old.name, old.version, old.launch) == (new.name, new.version, new.launch)
-    return replace(new, surface=old.surface) if same else new
+    return replace(new, surface=old.surface) if same_run(old, new) else new
+
+
+def same_run(a: LockedServer, b: LockedServer) -> bool:
+    """What runs is the same (name, version, launch), so a surface probed from one holds for
+    the other."""
+    return (a.name, a.version, a.launch) == (b.name, b.version, b.launch)
 
 
 def _server(

@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_helpers import (
@@ -374,3 +375,31 @@ def test_verify_rechecks_the_recorded_artifact_digests(tmp_path: Path) -> None:
         asked = store.request_count
         assert run_cli("-C", root, "verify", "--no-artifacts", env=env).code == 0
         assert store.request_count == asked
+
+
+def test_a_lock_run_during_the_probe_keeps_its_new_launch_unpinned(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """probe writes its surfaces into mcp.lock as it is when the probe ends: a server that a
+    `lock` gave a new launch meanwhile does not get the old launch's surface."""
+    import mcpsync.probe
+
+    manifest = (project / "mcp.toml").read_text()
+    (project / "mcp.toml").write_text(server_table("db", "tools.json", "--extra"))
+    assert run_cli("-C", project, "lock").code == 0
+    relocked = lock_text(project)
+    (project / "mcp.toml").write_text(manifest)
+    assert run_cli("-C", project, "lock").code == 0
+    real = mcpsync.probe.probe_all
+
+    def probe_then_relock(*args: Any, **kwargs: Any) -> Any:
+        outcomes = real(*args, **kwargs)
+        (project / "mcp.toml").write_text(server_table("db", "tools.json", "--extra"))
+        (project / "mcp.lock").write_text(relocked)  # as the concurrent `lock` wrote it
+        return outcomes
+
+    monkeypatch.setattr(mcpsync.probe, "probe_all", probe_then_relock)
+    done = run_cli("-C", project, "probe", "--json")
+    assert done.code == 0, done
+    assert done.json()["written"] is False
+    assert lock_text(project) == relocked

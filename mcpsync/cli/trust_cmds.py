@@ -97,8 +97,10 @@ def probe(ctx: Context, aliases: Sequence[str], probe_timeout: float, as_json: b
     ${NAME} references in the launch are filled from the environment only.
     """
     proj, lock = _load(ctx, "nothing was started")
-    outcomes = _probe(proj, _pick(lock, aliases), probe_timeout)
-    written = _record(proj, {o.alias: o for o in outcomes if o.surface is not None})
+    servers = _pick(lock, aliases)
+    outcomes = _probe(proj, servers, probe_timeout)
+    probed = zip(servers, outcomes, strict=True)  # probe_all answers in the servers' order
+    written = _record(proj, {s.alias: (s, o.surface) for s, o in probed if o.surface is not None})
     code = _failures(outcomes, as_json)
     if as_json:
         emit_json({"written": written, "servers": [_outcome_json(o) for o in outcomes]})
@@ -116,11 +118,12 @@ def _outcome_json(o: Outcome) -> dict[str, Any]:
     return {"alias": o.alias, "hash": o.surface.hash, "tools": o.surface.count}
 
 
-def _record(proj: Project, probed: dict[str, Outcome]) -> bool:
+def _record(proj: Project, probed: dict[str, tuple[LockedServer, Surface]]) -> bool:
     """Write the new surfaces into mcp.lock, read again under the project lock: a server whose
     launch changed meanwhile (a `lock` ran) keeps what it has."""
     from mcpsync import lockfile
     from mcpsync.fsutil import atomic_write, project_lock, read_text
+    from mcpsync.resolve import same_run
 
     if not probed:
         return False
@@ -131,9 +134,10 @@ def _record(proj: Project, probed: dict[str, Outcome]) -> bool:
         lock = lockfile.loads(old_text, proj.lock_path)
         servers = []
         for server in lock.servers:
-            outcome = probed.get(server.alias)
-            surface = outcome.surface if outcome is not None else None
-            servers.append(replace(server, surface=surface) if surface else server)
+            found = probed.get(server.alias)
+            if found is not None and same_run(found[0], server):
+                server = replace(server, surface=found[1])
+            servers.append(server)
         text = lockfile.dumps(replace(lock, servers=tuple(servers)))
         if text == old_text:
             return False
