@@ -3,6 +3,7 @@ shell completion of aliases and target kinds."""
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import subprocess
@@ -10,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import REPO, run_cli, write_project, write_snapshot
+from cli_helpers import REPO, run_cli, run_process, write_project, write_snapshot
 from registry_stub import make_item, npm_package
 
 ESC = "\x1b["
@@ -59,9 +60,14 @@ def test_colour_settings(
 
 def test_json_is_never_coloured(project: Path) -> None:
     result = run_cli("--color", "always", "lock", "--json", cwd=project)
+    assert result.code == 0, result
     assert ESC not in result.out
-    failed = run_cli("--color", "always", "remove", "nope", cwd=project)
+    assert [c["action"] for c in json.loads(result.out)["changes"]] == ["Added", "Added"]
+    failed = run_cli("--color", "always", "remove", "nope", "--json", cwd=project)
+    assert failed.code == 2, failed
     assert failed.err.startswith("\x1b[31m\x1b[1merror:\x1b[0m ")
+    assert ESC not in failed.out
+    assert json.loads(failed.out)["error"]["message"] == "mcp.toml: no server 'nope' to remove"
 
 
 def _on_a_terminal(project: Path, *args: str, env: dict[str, str]) -> str:
@@ -103,24 +109,10 @@ def test_a_real_terminal_gets_colour_unless_no_color(project: Path) -> None:
 
 def _complete(project: Path, words: str) -> list[str]:
     cword = len(words.split()) - (0 if words.endswith(" ") else 1)
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(REPO),
-        "_MCPSYNC_COMPLETE": "bash_complete",
-        "COMP_WORDS": words,
-        "COMP_CWORD": str(cword),
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "mcpsync"],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.splitlines()
+    env = {"_MCPSYNC_COMPLETE": "bash_complete", "COMP_WORDS": words, "COMP_CWORD": str(cword)}
+    done = run_process(cwd=project, env=env)
+    assert done.code == 0, done
+    return done.out.splitlines()
 
 
 def test_completion_of_aliases_and_commands(project: Path, tmp_path: Path) -> None:
@@ -148,14 +140,5 @@ def test_completion_script_for_each_shell(project: Path) -> None:
         ("zsh", "#compdef mcpsync"),
         ("fish", "complete --no-files --command mcpsync"),
     ]:
-        env = {**os.environ, "PYTHONPATH": str(REPO), "_MCPSYNC_COMPLETE": f"{shell}_source"}
-        done = subprocess.run(
-            [sys.executable, "-m", "mcpsync"],
-            cwd=project,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert needle in done.stdout, (shell, done.stdout)
+        done = run_process(cwd=project, env={"_MCPSYNC_COMPLETE": f"{shell}_source"})
+        assert done.code == 0 and needle in done.out, (shell, done)
