@@ -298,16 +298,16 @@ def test_export_writes_one_conforming_entry_per_server_and_client(project: Path)
     assert doc["entries"][1]["configDigest"] == mcplock.digest({"alpha": tools[0]})
     assert "surface" not in first  # not probed yet
     assert first["integrity"] == mcplock.integrity(first)
-    # deterministic, written with -o, and the file passes its own Enforcer
-    assert (
-        run_cli(
-            "-C", project, "export", "--format", "mcp-lock/1", "-o", project / "l.json", env=EPOCH
-        ).code
-        == 0
-    )
+    # deterministic, written with -o, and the file passes its own Enforcer; a relative FILE
+    # is as from -C DIR (how the MCP server runs commands), not from this process's directory
+    elsewhere = project.parent / "elsewhere"
+    elsewhere.mkdir()
+    args = ["-C", project, "export", "--format", "mcp-lock/1", "-o", "l.json"]
+    assert run_cli(*args, env=EPOCH, cwd=elsewhere).code == 0
+    assert list(elsewhere.iterdir()) == []
     assert json.loads((project / "l.json").read_text()) == doc
     assert (project / "l.json").read_text() == json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-    ok = run_cli("-C", project, "verify", "--mcp-lock", project / "l.json")
+    ok = run_cli("-C", project, "verify", "--mcp-lock", "l.json", cwd=elsewhere)
     assert (ok.code, ok.out) == (0, "mcp.lock verified: nothing drifted.\n"), ok
 
 

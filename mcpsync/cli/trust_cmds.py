@@ -49,6 +49,12 @@ def _load(ctx: Context, nothing: str) -> tuple[Project, Lock]:
     return proj, found
 
 
+def _given(ctx: Context, path: Path | None) -> Path | None:
+    """A FILE from the command line, relative to where the run started (`-C DIR`, as the MCP
+    server runs every command), not to this process's directory."""
+    return None if path is None else ctx.start / path
+
+
 def _pick(lock: Lock, aliases: Sequence[str]) -> list[LockedServer]:
     unknown = sorted({a for a in aliases if lock.get(a) is None})
     if unknown:
@@ -211,6 +217,7 @@ def verify(
     if (signature is None) != (public_key is None):
         raise InputError("--signature and --public-key go together")
     proj, lock = _load(ctx, "nothing was checked")
+    mcp_lock, signature, public_key = (_given(ctx, p) for p in (mcp_lock, signature, public_key))
     drift = checks.registry_drift(lock, proj.open_registry, ctx.registry_override)
     if proj.artifacts_enabled(artifacts):
         drift += checks.artifact_drift(lock, proj.store_settings())
@@ -312,6 +319,7 @@ def export(ctx: Context, fmt: str, output: Path | None, as_json: bool) -> int:
     from mcpsync import mcplock
 
     proj, lock = _load(ctx, "nothing was written")
+    output = _given(ctx, output)
     doc = mcplock.document(proj.manifest, lock, mcplock.timestamp())
     text = mcplock.dumps(doc)
     digest = mcplock.whole_lock_digest(doc)
