@@ -34,10 +34,16 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def _run(args: list[str], cwd: Path, env: dict[str, str], timeout: float = 300) -> str:
-    done = subprocess.run(
+def _attempt(
+    args: list[str], cwd: Path, env: dict[str, str], timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
     )
+
+
+def _run(args: list[str], cwd: Path, env: dict[str, str], timeout: float = 300) -> str:
+    done = _attempt(args, cwd, env, timeout)
     assert done.returncode == 0, f"{args} exited {done.returncode}\n{done.stdout}\n{done.stderr}"
     return done.stdout + done.stderr
 
@@ -176,15 +182,7 @@ def _project_repo(tmp: Path, env: dict[str, str]) -> Path:
 def _try_repo(
     repo: Path, hooks: tuple[str, str], hook: str, env: dict[str, str]
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [_tool("pre-commit"), "try-repo", hooks[0], hook, "--ref", hooks[1]],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    return _attempt([_tool("pre-commit"), "try-repo", hooks[0], hook, "--ref", hooks[1]], repo, env)
 
 
 def test_precommit_try_repo_passes_a_fresh_lock_and_fails_a_stale_one(
@@ -210,14 +208,10 @@ def _stale(repo: Path) -> None:
 
 
 def _commit(repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return _attempt(
         ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "x"],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+        repo,
+        env,
     )
 
 
