@@ -118,15 +118,12 @@ def add_server(
 
 
 def _item(value: Any) -> Any:
-    """A TOML value as mcp.toml writes it: tables inline, with spaces (`{ A = "1" }`)."""
+    """A TOML value as mcp.toml writes it (`_toml_value`), as a tomlkit item."""
     import tomlkit
 
     if not isinstance(value, Mapping):
         return tomlkit.item(value)
-    pairs = ", ".join(
-        f"{tomlkit.key(k).as_string()} = {tomlkit.item(v).as_string()}" for k, v in value.items()
-    )
-    return tomlkit.parse(f"v = {{ {pairs} }}\n")["v"] if pairs else tomlkit.inline_table()
+    return tomlkit.parse(f"v = {_toml_value(value)}\n")["v"]
 
 
 def _update(doc: Any, alias: str, fields: Mapping[str, Any]) -> str:
@@ -407,24 +404,11 @@ def add_tables(
         if doc.get("servers") is None:
             doc.add("servers", tomlkit.table(is_super_table=True))
         table = tomlkit.table()
-        table.update(_inline(fields))
+        table.update({key: _item(value) for key, value in fields.items()})
         doc["servers"].add(alias, table)
     for target in targets:
-        doc.setdefault("targets", tomlkit.aot()).append(_inline(target))
+        doc.setdefault("targets", tomlkit.aot()).append(target)
     return tomlkit.dumps(doc)
-
-
-def _inline(fields: dict[str, Any]) -> dict[str, Any]:
-    import tomlkit
-
-    out: dict[str, Any] = {}
-    for key, value in fields.items():
-        if isinstance(value, dict):
-            table = tomlkit.inline_table()
-            table.update(value)
-            value = table
-        out[key] = value
-    return out
 
 
 def _block(header: str, fields: dict[str, Any]) -> str:
@@ -442,7 +426,7 @@ def _toml_value(value: Any) -> str:
     """A value as mcp.toml's template writes it: inline tables as `{ k = "v" }`."""
     import tomlkit
 
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         inner = ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items())
         return f"{{ {inner} }}" if inner else "{}"
     return str(tomlkit.item(value).as_string())

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpsync.manifest_edit import add_server, default_alias, remove_server
+from mcpsync.manifest_edit import add_server, add_tables, default_alias, remove_server
 
 PATH = Path("/project/mcp.toml")
 
@@ -103,3 +103,27 @@ def test_add_and_remove_exact_bytes(before: str, added: str, removed: str) -> No
 def test_add_to_a_file_without_servers(before: str) -> None:
     expected = (before + "\n" if before else "") + B_BLOCK
     assert add_server(before, PATH, "b", "io.github.x/b", "^1") == expected
+
+
+# --- add_tables (`import`) ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("before", "expected"),
+    [
+        (  # the text edit
+            '[servers.a]\ncommand = "x"\n',
+            '[servers.a]\ncommand = "x"\n\n[servers.b]\ncommand = "y"\nenv = { A = "1" }\n\n'
+            '[[targets]]\nkind = "cursor"\n',
+        ),
+        (  # dotted keys: a layout the text edit does not know, tomlkit writes it
+            'servers.a.command = "x"\n',
+            'servers.a.command = "x"\n\n[servers.b]\ncommand = "y"\nenv = { A = "1" }\n'
+            '[[targets]]\nkind = "cursor"\n',
+        ),
+    ],
+    ids=["text", "tomlkit"],
+)
+def test_add_tables_writes_inline_tables_alike_either_way(before: str, expected: str) -> None:
+    tables = {"b": {"command": "y", "env": {"A": "1"}}}
+    assert add_tables(before, PATH, tables, [{"kind": "cursor"}]) == expected
