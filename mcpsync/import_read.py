@@ -24,17 +24,10 @@ from urllib.parse import parse_qsl, urlsplit
 from mcpsync.errors import InputError
 from mcpsync.launch.checks import REFERENCE, env_name
 
-# file kind -> where its servers are (JSON kinds); TOML and YAML kinds are read below
-JSON_MAPS: dict[str, tuple[str, ...]] = {
-    "claude-code": ("mcpServers",),
-    "cursor": ("mcpServers",),
-    "vscode": ("servers",),
-    "gemini": ("mcpServers",),
-    "claude-desktop": ("mcpServers",),
-    "windsurf": ("mcpServers",),
-    "zed": ("context_servers",),
-}
-KINDS = (*JSON_MAPS, "codex", "holodeck-agent", "holodeck-global")
+# the JSON kinds (where their servers are, and whether comments are allowed, is the client
+# format sync writes: targets/clients.py); TOML and YAML kinds are read below
+JSON_KINDS = ("claude-code", "cursor", "vscode", "gemini", "claude-desktop", "windsurf", "zed")
+KINDS = (*JSON_KINDS, "codex", "holodeck-agent", "holodeck-global")
 
 # By file name, then by (parent directory, file name): the files each client reads.
 _BY_NAME = {
@@ -151,15 +144,15 @@ def read_entries(path: Path, source: str, text: str, kind: str) -> list[Entry]:
 
 
 def _raw_servers(path: Path, text: str, kind: str) -> dict[str, Any]:
-    if kind in JSON_MAPS:
+    if kind in JSON_KINDS:
         from mcpsync.edit import jsonscan
+        from mcpsync.targets.clients import client_format
 
-        # the client's own rule (as sync reads it): comments only where the client allows them
-        comments = kind in ("vscode", "gemini", "zed")
-        data: Any = jsonscan.load(text, path=str(path), comments=comments)
-        for key in JSON_MAPS[kind]:
+        fmt = client_format(kind)  # read as sync reads it: comments where the client allows
+        data: Any = jsonscan.load(text, path=str(path), comments=fmt.comments)
+        for key in fmt.map_key:
             data = data.get(key) if isinstance(data, dict) else None
-        return _mapping(data, path, ".".join(JSON_MAPS[kind]))
+        return _mapping(data, path, ".".join(fmt.map_key))
     if kind == "codex":
         from mcpsync.targets.codex import MAP_KEY, _parse
 

@@ -206,12 +206,9 @@ def _defaults(kind: str, root: Path, home: Path) -> tuple[Path | None, Path | No
         from mcpsync.targets.codex import PROJECT_FILE
 
         return root / PROJECT_FILE, home / ".codex" / "config.toml"
-    if kind == "vscode":
-        from mcpsync.targets.vscode import VSCODE as fmt
-    else:
-        from mcpsync.targets.clients import CLIENTS
+    from mcpsync.targets.clients import client_format
 
-        fmt = CLIENTS[kind]
+    fmt = client_format(kind)
     try:
         user = fmt.user_file(home)
     except InputError:  # Claude Desktop on Linux has no default file

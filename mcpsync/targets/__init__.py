@@ -41,8 +41,8 @@ def scope(spec: TargetSpec) -> str:
         return "user"
     if spec.scope is not None:
         return spec.scope
-    if spec.kind in ("vscode", "codex"):
+    if spec.kind == "codex":
         return "project"
-    from mcpsync.targets.clients import CLIENTS
+    from mcpsync.targets.clients import client_format
 
-    return "project" if CLIENTS[spec.kind].project_file else "user"
+    return "project" if client_format(spec.kind).project_file else "user"
