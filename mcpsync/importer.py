@@ -56,10 +56,7 @@ class ImportPlan:
 def read_source(path: Path, shown: str, kind: str | None) -> Source:
     from mcpsync.fsutil import read_text
 
-    try:
-        text = read_text(path)
-    except UnicodeDecodeError:
-        raise InputError(f"{shown}: not UTF-8 text. File not read.") from None
+    text = read_text(path)  # a file that is not UTF-8 is an InputError naming it
     if text is None:
         raise InputError(f"{shown} not found", hint="name an existing config file")
     if kind is not None and kind not in KINDS:

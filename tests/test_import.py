@@ -429,9 +429,12 @@ def test_conflicting_entries_write_nothing(project: Project) -> None:
             "`args` is not a list",
         ),
         ("missing.json", None, "missing.json not found"),
+        (".mcp.json", b'{"mcpServers": {"\xe9": {}}}', ".mcp.json is not UTF-8 text."),
     ],
 )
-def test_bad_files_fail_clearly(project: Project, rel: str, text: str | None, needle: str) -> None:
+def test_bad_files_fail_clearly(
+    project: Project, rel: str, text: str | bytes | None, needle: str
+) -> None:
     if text is not None:
         project.write(rel, text)
 
