@@ -33,8 +33,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
 
 def sync(project: Project, *args: str) -> Any:
     """`sync`, adopting the entries the imported files already held where sync can."""
-    adopt = "--adopt" in project.run("sync", "--help").out
-    return project.sync(*(["--adopt"] if adopt and not args else []), *args)
+    return project.sync(*(["--adopt"] if not args else []), *args)
 
 
 def no_secret_anywhere(project: Project, *files: str) -> None:
