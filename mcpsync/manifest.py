@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcpsync.choices import PACKAGES, TARGET_KINDS, TRANSPORTS
 from mcpsync.errors import InputError, InvalidConstraint
 
 ALIAS_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
@@ -15,20 +16,6 @@ ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 ALIAS_HINT = "aliases start with a letter or digit and hold only letters, digits, '-' and '_'"
 NAME_HINT = "registry names look like 'io.github.owner/server-name' (exactly one '/')"
-PACKAGES = ("npm", "pypi", "oci", "nuget", "mcpb", "remote")
-TRANSPORTS = ("stdio", "streamable-http", "sse")
-TARGET_KINDS = (
-    "holodeck-agent",
-    "holodeck-global",
-    "claude-code",
-    "cursor",
-    "vscode",
-    "codex",
-    "gemini",
-    "claude-desktop",
-    "windsurf",
-    "zed",
-)
 
 TOP_KEYS = ("registry", "lock", "servers", "targets")
 REGISTRY_KEYS = ("url",)

@@ -198,21 +198,23 @@ def test_plain_help_matches_dash_dash_help() -> None:
 
 
 HEAVY = ("mcp", "mcp_types", "httpx", "yaml", "tomlkit", "anyio", "uvicorn", "pydantic")
+# mcpsync's own parsers: each defines dataclasses and regexes, milliseconds at start-up
+CORE = ("mcpsync.manifest", "mcpsync.ownership", "mcpsync.lockfile")
 
 
 @pytest.mark.parametrize(
     "argv", [["--help"], ["mcp", "--help"], ["mcp", "serve", "--help"], ["help", "--machine"]]
 )
 def test_help_imports_no_heavy_dependency(argv: list[str]) -> None:
-    """`mcpsync --help` stays fast: the MCP SDK (and the other heavy imports) load only when a
-    command needs them."""
+    """`mcpsync --help` stays fast: the MCP SDK (and the other heavy imports), and mcpsync's
+    own mcp.toml and mcp.lock parsers, load only when a command needs them."""
     code = (
         "import sys\n"
         "from contextlib import redirect_stdout\n"
         "from io import StringIO\n"
         "from mcpsync.cli.main import run\n"
         f"with redirect_stdout(StringIO()):\n    assert run({argv!r}) == 0\n"
-        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))\n"
+        f"print(sorted(m for m in {HEAVY + CORE!r} if m in sys.modules))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False

@@ -13,7 +13,7 @@ import yaml
 from project_helpers import age, snapshot
 from sync_helpers import AGENT_TARGET, SERVERS, Project, make_project
 
-from mcpsync.manifest import TARGET_KINDS
+from mcpsync.choices import TARGET_KINDS
 
 ROOT = Path(__file__).resolve().parents[1]
 

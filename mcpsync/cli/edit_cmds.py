@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 
 import click
 
+from mcpsync.choices import PACKAGES, TRANSPORTS
 from mcpsync.cli.complete import aliases
 from mcpsync.cli.context import Context
 from mcpsync.cli.meta import category, examples
 from mcpsync.cli.output import emit_json, json_option, say
 from mcpsync.errors import InputError
-from mcpsync.manifest import PACKAGES, TRANSPORTS
 
 if TYPE_CHECKING:
     from mcpsync.lockfile import Lock

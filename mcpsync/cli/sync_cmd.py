@@ -10,14 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from mcpsync.choices import TARGET_KINDS
 from mcpsync.cli.complete import target_kinds
 from mcpsync.cli.context import Context
 from mcpsync.cli.meta import category, examples
 from mcpsync.cli.output import diff as show_diff
 from mcpsync.cli.output import emit_json, json_option, note
 from mcpsync.errors import CheckFailed, EnvFailure, InputError
-from mcpsync.manifest import TARGET_KINDS
-from mcpsync.ownership import RECORD_NAME
 
 if TYPE_CHECKING:
     from mcpsync.manifest import TargetSpec
@@ -173,6 +172,8 @@ def _write(proj: Project, lock: Any, home: Path, run: Run, as_json: bool) -> int
         note(f"{len(the_plan.changes)} file(s) already match mcp.lock.")
     record = the_plan.ctx.record
     if record and record.text is None and the_plan.record_new is not None:
+        from mcpsync.ownership import RECORD_NAME
+
         note(f"Created {RECORD_NAME} (commit it: it records which entries sync wrote)")
     for line in the_plan.notes:
         note(line)
@@ -230,6 +231,8 @@ def _preview_notes(proj: Project, the_plan: SyncPlan, *, check: bool) -> None:
     record = the_plan.ctx.record
     if not the_plan.changed and record and the_plan.record_new not in (None, record.text):
         # the configs match, but a fresh clone would not know which entries sync wrote
+        from mcpsync.ownership import RECORD_NAME
+
         state = "is missing" if record.text is None else "is not up to date"
         note(f"{RECORD_NAME} {state}: run `mcpsync sync` and commit it (it does not fail --check)")
 
