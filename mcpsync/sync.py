@@ -34,7 +34,6 @@ class SyncPlan:
     ctx: SyncContext  # the ledger and stamps as read
     ledger_new: str | None  # None: no shared file touched, leave no ledger behind
     record_new: str | None = None  # mcp.synced.toml; None: nothing to record, none there
-    partial: bool = False  # only some targets were planned (--target / --scope)
 
     @property
     def changed(self) -> list[FileChange]:
@@ -110,9 +109,9 @@ def plan(
         if change.shared:
             ctx.ledger.record(change.real, ctx.project_id, change.owned)
     untouched = ctx.ledger.text is None and not ctx.ledger.files
-    partial = len(specs) < len(manifest.targets)
+    partial = len(specs) < len(manifest.targets)  # --target / --scope left some out
     record = _record_text(changes, ctx, partial)
-    return SyncPlan(changes, ctx, None if untouched else ctx.ledger.dumps(), record, partial)
+    return SyncPlan(changes, ctx, None if untouched else ctx.ledger.dumps(), record)
 
 
 def _record_text(changes: Sequence[FileChange], ctx: SyncContext, partial: bool) -> str | None:
