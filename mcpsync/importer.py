@@ -196,9 +196,9 @@ def _defaults(kind: str, root: Path, home: Path) -> tuple[Path | None, Path | No
     if kind == "holodeck-agent":
         return None, None
     if kind == "holodeck-global":
-        folder = home / ".holodeck"
-        yml = folder / "config.yml"
-        return None, yml if yml.exists() else folder / "config.yaml"
+        from mcpsync.targets.holodeck import global_file
+
+        return None, global_file(home)
     if kind == "codex":
         from mcpsync.targets.codex import PROJECT_FILE
 

@@ -350,11 +350,12 @@ def test_each_kind_round_trips(project: Project, kind: str) -> None:
     no_secret_anywhere(project, rel)
 
 
-def test_holodeck_global_and_registry_name(project: Project) -> None:
-    """The global config's `mcp_servers`; a `registry_name` (as sync writes it) is looked up
-    directly, without a search."""
+@pytest.mark.parametrize("name", ["config.yaml", "config.yml"])
+def test_holodeck_global_and_registry_name(project: Project, name: str) -> None:
+    """The global config's `mcp_servers` (either name HoloDeck reads, the default file: no
+    `path`); a `registry_name` (as sync writes it) is looked up directly, without a search."""
     project.write(
-        "~/.holodeck/config.yaml",
+        f"~/.holodeck/{name}",
         """mcp_servers:
   - name: files
     type: mcp
@@ -365,7 +366,7 @@ def test_holodeck_global_and_registry_name(project: Project) -> None:
 """,
     )
 
-    result = project.run("import", str(project.path("~/.holodeck/config.yaml")), "--json")
+    result = project.run("import", str(project.path(f"~/.holodeck/{name}")), "--json")
 
     assert result.code == 0, result.text
     assert result.json()["targets"] == [{"kind": "holodeck-global"}]

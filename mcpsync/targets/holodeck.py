@@ -208,11 +208,14 @@ class GlobalTarget:
         return map_change(self.spec, path, old, new, entries, shared=True)
 
     def _path(self, ctx: SyncContext) -> Path:
-        if self.spec.path:
-            return ctx.resolve(self.spec.path)
-        folder = ctx.home / ".holodeck"
-        yml = folder / "config.yml"
-        return yml if yml.exists() else folder / "config.yaml"
+        return ctx.resolve(self.spec.path) if self.spec.path else global_file(ctx.home)
+
+
+def global_file(home: Path) -> Path:
+    """HoloDeck's global config: ~/.holodeck/config.yml if there is one, else config.yaml."""
+    folder = home / ".holodeck"
+    yml = folder / "config.yml"
+    return yml if yml.exists() else folder / "config.yaml"
 
 
 def _by_name(items: Any) -> dict[str, Any]:
