@@ -200,9 +200,9 @@ def _defaults(kind: str, root: Path, home: Path) -> tuple[Path | None, Path | No
 
         return None, global_file(home)
     if kind == "codex":
-        from mcpsync.targets.codex import PROJECT_FILE
+        from mcpsync.targets.codex import PROJECT_FILE, user_config
 
-        return root / PROJECT_FILE, home / ".codex" / "config.toml"
+        return root / PROJECT_FILE, user_config(home)
     from mcpsync.targets.clients import client_format
 
     fmt = client_format(kind)

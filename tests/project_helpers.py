@@ -111,7 +111,7 @@ def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path
     home.mkdir(exist_ok=True)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("MCPSYNC_STATE_DIR", str(state))
-    for name in ("MCPSYNC_REGISTRY", "XDG_STATE_HOME", "USERPROFILE", "APPDATA"):
+    for name in ("MCPSYNC_REGISTRY", "XDG_STATE_HOME", "USERPROFILE", "APPDATA", "CODEX_HOME"):
         monkeypatch.delenv(name, raising=False)
     return home, state
 

@@ -100,3 +100,18 @@ def test_user_scope_gets_no_note(project: Project) -> None:
     result = project.sync()
     assert result.code == 0, result.text
     assert "trusted project" not in result.text
+
+
+def test_codex_home_is_where_the_user_scope_target_writes(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Codex reads $CODEX_HOME/config.toml, not ~/.codex/config.toml, when it is set."""
+    codex_home = tmp_path / "codex-home"
+    monkeypatch.setenv("CODEX_HOME", str(codex_home))
+    project.manifest(["files"], target("codex", scope="user"))
+    project.lock()
+    result = project.sync()
+    assert result.code == 0, result.text
+    assert "[mcp_servers.files]" in (codex_home / "config.toml").read_text(encoding="utf-8")
+    assert not project.path("~/.codex/config.toml").exists()
+    assert project.sync("--check").code == 0

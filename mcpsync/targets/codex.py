@@ -1,4 +1,5 @@
-"""Codex: `[mcp_servers.NAME]` tables in `.codex/config.toml` or `~/.codex/config.toml`.
+"""Codex: `[mcp_servers.NAME]` tables in `.codex/config.toml` or the user's config
+(`$CODEX_HOME/config.toml`, by default `~/.codex/config.toml`: where Codex reads it).
 
 Format (openai/codex codex-rs/config/src/mcp_types.rs, RawMcpServerConfig; docs at
 developers.openai.com/codex/mcp): stdio {command, args, env, env_vars, cwd}, streamable HTTP
@@ -40,7 +41,7 @@ from mcpsync.targets.base import (
     references,
     removals,
 )
-from mcpsync.targets.clients import file_of, in_home, render_all, scope_of
+from mcpsync.targets.clients import file_of, render_all, scope_of
 from mcpsync.targets.render import Renderer, no_syntax
 
 if TYPE_CHECKING:
@@ -117,7 +118,7 @@ class CodexTarget:
 
     def plan(self, servers: Sequence[LockedServer], ctx: SyncContext) -> list[FileChange]:
         scope = scope_of(self.spec, has_project_file=True)
-        path = file_of(self.spec, scope, PROJECT_FILE, in_home(".codex", "config.toml"), ctx)
+        path = file_of(self.spec, scope, PROJECT_FILE, user_config, ctx)
         old = ctx.read(path)
         text = old or ""
         doc = _parse(text, path)
