@@ -6,10 +6,10 @@ that parses offers its entries (entries edited by the merge are rendered again f
 server.json, as for any tampered entry); a side that does not parse offers none. For each
 server in mcp.toml one offer is kept, the first by: the same server from the same registry,
 a pin mcp.toml's constraint allows, the higher version (pnpm's rule: one branch upgraded it),
-recorded inputs equal to mcp.toml's, intact records, an artifact record. Which side is "ours"
-does not matter, so a merge and a rebase give the same lock. `mcpsync lock` then plans from
-these pins as from any lock (an offer whose inputs differ from mcp.toml keeps its pin and is
-rendered again) and writes a clean lock.
+recorded inputs equal to mcp.toml's, intact records, an artifact record, a probed surface
+(one branch ran `mcpsync probe`). Which side is "ours" does not matter, so a merge and a rebase
+give the same lock. `mcpsync lock` then plans from these pins as from any lock (an offer whose
+inputs differ from mcp.toml keeps its pin and is rendered again) and writes a clean lock.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def _rank(
     offer: tuple[Triage, LockedServer],
     found: Sequence[tuple[Triage, LockedServer]],
     registry: str | None,
-) -> tuple[bool, bool, bool, bool, bool, bool]:
+) -> tuple[bool, bool, bool, bool, bool, bool, bool]:
     from mcpsync.versions import Constraint, select
 
     side, entry = offer
@@ -95,4 +95,5 @@ def _rank(
         dict(entry.inputs) == spec.inputs(),
         entry.alias not in side.refetch,
         entry.artifact is not None,  # the same pin with its artifact record: no lookup needed
+        entry.surface is not None,  # the same pin as probed on one branch: keep its surface
     )

@@ -549,6 +549,24 @@ def test_a_side_from_a_newer_mcpsync_is_never_written_over(repo: Repo) -> None:
     assert (repo.root / "mcp.lock").read_text() == text
 
 
+def test_a_surface_probed_on_one_branch_survives_the_merge(repo: Repo) -> None:
+    # Both sides pin the same versions; one ran `mcpsync probe`. Either side as "ours".
+    from mcpsync.surface import Tool, make
+
+    path = repo.root / "mcp.lock"
+    plain = path.read_text()
+    old = loads(plain, path)
+    surface = make([Tool("t", "a tool", {"type": "object"})])
+    probed = dumps(replace(old, servers=(replace(old.servers[0], surface=surface), old.servers[1])))
+    for ours, theirs in ((plain, probed), (probed, plain)):
+        path.write_text(f"<<<<<<< HEAD\n{ours}=======\n{theirs}>>>>>>> x\n")
+        repo.stub.reset_counts()
+        result = repo.run("lock")
+        assert result.code == 0, str(result)
+        assert path.read_text() == probed
+        assert repo.stub.request_count == 0
+
+
 # --- the function other commands call ----------------------------------------------------------
 
 
