@@ -43,7 +43,6 @@ __all__ = [
     "StoreSettings",
     "Stores",
     "Wanted",
-    "check",
     "check_many",
     "lookup_many",
     "oci_image_digest",
@@ -145,11 +144,6 @@ def check_many(entries: Sequence[LockedServer], settings: StoreSettings) -> list
         if now is not None and entry.artifact is not None:
             drifts += _compare(entry.alias, entry.artifact, now)
     return drifts
-
-
-def check(entry: LockedServer, settings: StoreSettings) -> list[Drift]:
-    """check_many for one entry."""
-    return check_many([entry], settings)
 
 
 def _compare(alias: str, locked: Artifact, now: Artifact) -> list[Drift]:

@@ -35,7 +35,6 @@ MANIFEST_TYPES = (
 )
 _DOCKER_HUB = ("docker.io", "index.docker.io", "registry-1.docker.io")
 _LOCAL = ("localhost", "127.0.0.1", "::1", "[::1]")
-_DIGEST = re.compile(r"^sha256:[a-f0-9]{64}$")
 _PARAM = re.compile(r'(\w+)="([^"]*)"')
 
 
@@ -161,7 +160,3 @@ def _token_of(reply: Reply, label: str) -> str:
     if not isinstance(token, str) or not token:
         raise Transient("sent no token")
     return token
-
-
-def is_digest(value: str | None) -> bool:
-    return value is not None and bool(_DIGEST.match(value))
