@@ -161,8 +161,8 @@ class Fetcher:
             raise unusable(text(exc)) from None
         status = response.status_code
         if status == 429 or status >= 500:
-            said = f"answered {status} {phrase(status)}{detail(body)}"
-            raise Transient(said, retry_after(response.headers.get("Retry-After")))
+            wait = retry_after(response.headers.get("Retry-After"))
+            raise Transient(answered(status, body), wait)
         return Reply(status, response.headers, body, size)
 
 
@@ -214,6 +214,11 @@ def retry_after(value: str | None) -> float | None:
     if when.tzinfo is None:  # "-0000": HTTP-dates are GMT
         when = when.replace(tzinfo=timezone.utc)
     return max(0.0, when.timestamp() - time.time())
+
+
+def answered(status: int, body: bytes) -> str:
+    """ "answered 503 Service Unavailable: <the body's detail>", for a status message."""
+    return f"answered {status} {phrase(status)}{detail(body)}"
 
 
 def phrase(status: int) -> str:

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from mcpsync.artifacts.model import StoreSettings
 from mcpsync.errors import ArtifactStoreError, InputError
-from mcpsync.httpfetch import Fetcher, Reply, Transient, detail, phrase, tls_for
+from mcpsync.httpfetch import Fetcher, Reply, Transient, answered, tls_for
 
 METADATA_MAX = 16 * 1024 * 1024  # a packument, an index page, a manifest
 BUNDLE_MAX = 256 * 1024 * 1024  # an mcpb bundle, hashed as it streams, never held in memory
@@ -153,7 +153,7 @@ def json_of(reply: Reply) -> Any:
 
 def refused(label: str, reply: Reply, url: str, hint: str | None = None) -> ArtifactStoreError:
     """A status the store should not have answered (401, 403, 410, …): exit 3, one line."""
-    said = f"answered {reply.status} {phrase(reply.status)}{detail(reply.body)}"
+    said = answered(reply.status, reply.body)
     return ArtifactStoreError(f"{label} {said} (GET {_target(url)})", hint=hint)
 
 

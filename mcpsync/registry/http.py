@@ -18,7 +18,7 @@ from urllib.parse import quote, urlencode, urlsplit
 import httpx
 
 from mcpsync.errors import InputError, NotFound, RegistryError
-from mcpsync.httpfetch import Fetcher, Transient, concurrently, detail, phrase, text, tls_for
+from mcpsync.httpfetch import Fetcher, Transient, answered, concurrently, text, tls_for
 from mcpsync.httpfetch import retry_after as _retry_after
 from mcpsync.registry import parse_server_list, server_not_found, version_not_found
 from mcpsync.registry.auth import TOKEN_ENV, registry_auth
@@ -226,7 +226,7 @@ class HttpRegistry:
             return
         if status == 404:
             raise _Missing()
-        said = f"answered {status} {phrase(status)}{detail(body)}"
+        said = answered(status, body)
         hint = None
         if status in (401, 403):
             hint = f"a private registry? set {TOKEN_ENV} or add its host to ~/.netrc"
