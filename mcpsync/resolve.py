@@ -371,15 +371,14 @@ def _with_suggestions(registry: Registry, missing: Mapping[str, NotFound]) -> di
     """Each missing name's NotFound with "did you mean: …? " as its hint (or none). The
     searches behind the hints run concurrently: a run with many typos waits once, not once
     per typo."""
-    from concurrent.futures import ThreadPoolExecutor
-
     from mcpsync.suggest import did_you_mean, registry_names
 
-    def suggest(name: str) -> str:
+    def suggest(name: str, abort: threading.Event) -> str:
         return did_you_mean([name], registry_names(registry, name))
 
-    with ThreadPoolExecutor(min(8, len(missing)), thread_name_prefix="mcpsync-hint") as pool:
-        hints = dict(zip(missing, pool.map(suggest, missing), strict=True))
+    names = list(missing)
+    found = concurrently(names, suggest, concurrency=8, name="mcpsync-hint")
+    hints = dict(zip(names, found, strict=True))
     out: dict[str, NotFound] = {}
     for name, original in missing.items():
         out[name] = NotFound(original.message, hint=hints[name] or None)
