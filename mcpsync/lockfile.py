@@ -65,6 +65,12 @@ class LockedServer:
     surface: Surface | None = None  # the tool surface `mcpsync probe` pinned
     server_json: Mapping[str, Any] | None = None  # None for a custom server (or an old lock)
 
+    @property
+    def lacks_artifact(self) -> bool:
+        """Its launch fetches from a store, but no [server.artifact] records the digest: with
+        artifacts on, `lock` looks it up (and `lock --check` calls the entry stale)."""
+        return self.artifact is None and wanted(self.launch) is not None
+
 
 @dataclass(frozen=True)
 class Lock:
@@ -432,7 +438,7 @@ def stale_reasons(
             reasons.append(f"server '{alias}' is in mcp.toml but not in mcp.lock")
             continue
         reasons += _server_reasons(alias, spec.name, spec.inputs(), entry, registry_url)
-        if artifacts and entry.artifact is None and wanted(entry.launch) is not None:
+        if artifacts and entry.lacks_artifact:
             reasons.append(f"server '{alias}': no artifact digest recorded")
     for alias in sorted(set(locked) - set(manifest.servers)):
         reasons.append(f"server '{alias}' is in mcp.lock but no longer in mcp.toml")

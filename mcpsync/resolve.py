@@ -109,7 +109,7 @@ def plan(
         elif entry is not None and entry.version and alias in refetch and same_inputs:
             refresh[alias] = entry.version
         elif entry is not None and same_inputs:
-            if artifacts and entry.version and _lacks_artifact(entry):
+            if artifacts and entry.version and entry.lacks_artifact:
                 refresh[alias] = entry.version
             else:
                 keep[alias] = entry
@@ -124,10 +124,6 @@ def _same_source(spec: ServerSpec, entry: LockedServer | None, registry: str | N
     if entry is None or entry.name != spec.name:
         return False
     return registry is None or entry.registry == registry
-
-
-def _lacks_artifact(entry: LockedServer) -> bool:
-    return entry.artifact is None and wanted(entry.launch) is not None
 
 
 def _allows(spec: ServerSpec, version: str) -> bool:
