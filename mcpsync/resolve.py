@@ -108,7 +108,7 @@ def plan(
             todo.append(alias)
         elif entry is not None and entry.version and alias in refetch and same_inputs:
             refresh[alias] = entry.version
-        elif entry is not None and same_inputs:
+        elif entry is not None and same_inputs and alias not in refetch:
             if artifacts and entry.version and entry.lacks_artifact:
                 refresh[alias] = entry.version
             else:
@@ -439,6 +439,7 @@ def changes(old: Lock | None, new: Lock, repaired: Mapping[str, str] | None = No
     old entry (integrity.triage); such an entry that keeps its pin reads `Repaired`."""
     before = {s.alias: s for s in old.servers} if old else {}
     after = {s.alias: s for s in new.servers}
+    repaired = repaired or {}
     out: list[Change] = []
     for alias in sorted(set(before) | set(after)):
         a, b = before.get(alias), after.get(alias)
@@ -448,9 +449,11 @@ def changes(old: Lock | None, new: Lock, repaired: Mapping[str, str] | None = No
             out.append(Change("Removed", alias, old=a.version))
         elif a is not None and b is not None:
             # Only what a user runs counts: a new constraint that keeps the pin is no change.
-            if a.version != b.version:
+            # A pin whose version was deleted by hand is repaired, not updated from "(custom)".
+            fixed = alias in repaired
+            if a.version != b.version and not (fixed and a.version is None):
                 out.append(Change("Updated", alias, a.version, b.version))
-            elif repaired and alias in repaired:
+            elif fixed:
                 out.append(Change("Repaired", alias, new=b.version, detail=repaired[alias]))
             elif a.artifact != b.artifact:
                 out.append(Change("Changed", alias, new=b.version, what="artifact digests"))

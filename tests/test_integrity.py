@@ -382,6 +382,21 @@ def test_evidence_removed_from_one_entry_is_not_an_old_lock(locked: Locked) -> N
     repaired(locked, ["Repaired weather 1.10.1 (no recorded server.json)"], requests=1)
 
 
+def test_evidence_and_version_removed_are_resolved_again(locked: Locked) -> None:
+    # No pin left to keep and no evidence to render from: resolved afresh, not kept as is
+    # (which left `lock --check` failing after every `mcpsync lock`).
+    text = locked.lock.decode()
+    weather = text.index('alias = "weather"')
+    tail = "".join(
+        line
+        for line in strip_server_json(text[weather:]).splitlines(True)
+        if not line.startswith('version = "1.10.1"')
+    )
+    (locked.root / "mcp.lock").write_text(text[:weather] + tail)
+    refused_everywhere(locked, "server 'weather' has no recorded server-json")
+    repaired(locked, ["Repaired weather 1.10.1 (no recorded server.json)"], requests=1)
+
+
 # --- merge conflicts ---------------------------------------------------------------------------
 
 A, B = "io.github.t/alpha", "io.github.t/beta"
