@@ -20,7 +20,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +83,20 @@ class Lock:
     def _by_alias(self) -> dict[str, LockedServer]:
         # An index, not a scan per lookup: relocking 10,000 servers looks each one up.
         return {s.alias: s for s in reversed(self.servers)}  # the first of a duplicate wins
+
+
+def keep_surface(new: LockedServer, old: LockedServer | None) -> LockedServer:
+    """`new` with `old`'s probed surface while what runs is the same (name, version, launch);
+    a new version or launch drops it, and `mcpsync probe` pins the new one."""
+    if old is None or old.surface is None or new.surface is not None:
+        return new
+    return replace(new, surface=old.surface) if same_run(old, new) else new
+
+
+def same_run(a: LockedServer, b: LockedServer) -> bool:
+    """What runs is the same (name, version, launch), so a surface probed from one holds for
+    the other."""
+    return (a.name, a.version, a.launch) == (b.name, b.version, b.launch)
 
 
 def canonical_json(server_json: Mapping[str, Any]) -> str:

@@ -6,10 +6,11 @@ that parses offers its entries (entries edited by the merge are rendered again f
 server.json, as for any tampered entry); a side that does not parse offers none. For each
 server in mcp.toml one offer is kept, the first by: the same server from the same registry,
 a pin mcp.toml's constraint allows, the higher version (pnpm's rule: one branch upgraded it),
-recorded inputs equal to mcp.toml's, intact records, an artifact record, a probed surface
-(one branch ran `mcpsync probe`). Which side is "ours" does not matter, so a merge and a rebase
-give the same lock. `mcpsync lock` then plans from these pins as from any lock (an offer whose
-inputs differ from mcp.toml keeps its pin and is rendered again) and writes a clean lock.
+recorded inputs equal to mcp.toml's, intact records, an artifact record; a surface probed on
+either side (`mcpsync probe`) for the same name, version and launch is kept with it. Which side
+is "ours" does not matter, so a merge and a rebase give the same lock. `mcpsync lock` then
+plans from these pins as from any lock (an offer whose inputs differ from mcp.toml keeps its
+pin and is rendered again) and writes a clean lock.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from mcpsync.errors import InputError
 from mcpsync.integrity import Triage, triage
-from mcpsync.lockfile import CONFLICT_MARKER, Lock, LockedServer, NewerLock, loads
+from mcpsync.lockfile import CONFLICT_MARKER, Lock, LockedServer, NewerLock, keep_surface, loads
 from mcpsync.manifest import Manifest, ServerSpec
 
 
@@ -67,6 +68,8 @@ def merge(text: str, path: Path, manifest: Manifest, registry: str | None) -> Me
         if not found:
             continue
         best, entry = max(found, key=lambda te: _rank(spec, te, found, registry))
+        for _, other in found:  # one side probed it, the other recorded its artifact
+            entry = keep_surface(entry, other)
         servers.append(entry)
         if alias in best.repaired:
             repaired[alias] = best.repaired[alias]
@@ -80,7 +83,7 @@ def _rank(
     offer: tuple[Triage, LockedServer],
     found: Sequence[tuple[Triage, LockedServer]],
     registry: str | None,
-) -> tuple[bool, bool, bool, bool, bool, bool, bool]:
+) -> tuple[bool, bool, bool, bool, bool, bool]:
     from mcpsync.versions import Constraint, select
 
     side, entry = offer
@@ -95,5 +98,4 @@ def _rank(
         dict(entry.inputs) == spec.inputs(),
         entry.alias not in side.refetch,
         entry.artifact is not None,  # the same pin with its artifact record: no lookup needed
-        entry.surface is not None,  # the same pin as probed on one branch: keep its surface
     )

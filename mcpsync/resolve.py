@@ -6,14 +6,14 @@ import functools
 import re
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from mcpsync.artifacts import Lookup as ArtifactLookup
 from mcpsync.artifacts import wanted
 from mcpsync.errors import InputError, NotFound, ServerFailures
 from mcpsync.integrity import custom_entry, launch_options, registry_entry
 from mcpsync.launch import render
-from mcpsync.lockfile import Lock, LockedServer
+from mcpsync.lockfile import Lock, LockedServer, keep_surface
 from mcpsync.manifest import Manifest, ServerSpec
 from mcpsync.pool import concurrently
 from mcpsync.registry.base import Registry, ServerEntry
@@ -194,21 +194,7 @@ def resolve(
                 warn(warning)
     if failures:
         raise ServerFailures(manifest.path.name, failures)
-    return Lock(tuple(_keep_surface(s, old.get(s.alias) if old else None) for s in servers))
-
-
-def _keep_surface(new: LockedServer, old: LockedServer | None) -> LockedServer:
-    """A probed surface stays while what runs is the same (name, version, launch); a new
-    version or launch drops it, and `mcpsync probe` pins the new one."""
-    if old is None or old.surface is None or new.surface is not None:
-        return new
-    return replace(new, surface=old.surface) if same_run(old, new) else new
-
-
-def same_run(a: LockedServer, b: LockedServer) -> bool:
-    """What runs is the same (name, version, launch), so a surface probed from one holds for
-    the other."""
-    return (a.name, a.version, a.launch) == (b.name, b.version, b.launch)
+    return Lock(tuple(keep_surface(s, old.get(s.alias) if old else None) for s in servers))
 
 
 def _server(

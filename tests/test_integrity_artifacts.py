@@ -200,3 +200,35 @@ def test_a_merge_conflict_keeps_the_side_with_the_artifact_records(project: Proj
         assert result.code == 0, str(result)
         assert (project.registry.request_count, project.store.request_count) == (0, 0)
         assert lock_bytes(project.root) == project.lock
+
+
+def test_a_merge_keeps_one_sides_artifact_records_and_the_others_probed_surface(
+    project: Project,
+) -> None:
+    """One branch ran `mcpsync probe` on a lock without artifact records, the other locked
+    with artifacts on: the same pin (an npm launch, the same either way) keeps both."""
+    from mcpsync.surface import Tool, make
+
+    path = project.root / "mcp.lock"
+    lock = lockfile.loads(project.lock.decode(), path)
+    surface = make([Tool("forecast", "Weather for a city.", {"type": "object"})])
+    probed = lockfile.dumps(
+        lockfile.Lock(
+            tuple(
+                replace(s, artifact=None, surface=surface) if s.alias == "weather" else s
+                for s in lock.servers
+            )
+        )
+    )
+    both = lockfile.dumps(
+        lockfile.Lock(
+            tuple(replace(s, surface=surface) if s.alias == "weather" else s for s in lock.servers)
+        )
+    )
+    for ours, theirs in ((probed, project.lock.decode()), (project.lock.decode(), probed)):
+        path.write_text(f"<<<<<<< ours\n{ours}=======\n{theirs}>>>>>>> theirs\n", encoding="utf-8")
+        project.reset_counts()
+        result = project.run("lock")
+        assert result.code == 0, str(result)
+        assert (project.registry.request_count, project.store.request_count) == (0, 0)
+        assert lock_bytes(project.root).decode() == both

@@ -129,7 +129,7 @@ def _record(proj: Project, probed: dict[str, tuple[LockedServer, Surface]]) -> b
     launch changed meanwhile (a `lock` ran) keeps what it has."""
     from mcpsync import lockfile
     from mcpsync.fsutil import atomic_write, project_lock, read_text
-    from mcpsync.resolve import same_run
+    from mcpsync.lockfile import same_run
 
     if not probed:
         return False
