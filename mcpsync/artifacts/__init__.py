@@ -72,10 +72,6 @@ class Stores:
         self._session: Session | None = None
         self._lock = threading.Lock()
 
-    @property
-    def request_count(self) -> int:
-        return self._session.request_count if self._session is not None else 0
-
     def lookup(self, alias: str, want: Wanted, abort: threading.Event) -> Artifact:
         """`want`'s record; a failure's message names the server `alias`."""
         try:

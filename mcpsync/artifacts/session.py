@@ -37,11 +37,6 @@ class Session:
         self.tokens: dict[tuple[str, str, str], str] = {}  # OCI (realm, service, scope) -> token
         self.cache: dict[str, object] = {}  # per-run values a store computes once (npm config)
 
-    @property
-    def request_count(self) -> int:
-        with self._lock:
-            return sum(f.request_count for f in self._fetchers.values())
-
     def close(self) -> None:
         with self._lock:
             for fetcher in self._fetchers.values():
