@@ -1,7 +1,7 @@
 """Shell completion values (click's): aliases from mcp.toml, target kinds.
 
-Completion runs before any command callback, so nothing here may fail or be slow: mcp.toml is
-read with the standard TOML parser, unvalidated, and any problem completes nothing.
+Completion runs before any command callback, so nothing here may fail: mcp.toml is found and
+parsed as every command does (unvalidated), and any problem completes nothing.
 """
 
 from __future__ import annotations
@@ -14,19 +14,19 @@ from click.shell_completion import CompletionItem
 
 
 def _manifest(ctx: click.Context) -> dict[str, Any]:
-    root = ctx.find_root().params.get("directory") or Path.cwd()
+    """The nearest mcp.toml as plain data, found as every command finds it; {} on any problem."""
+    from mcpsync.errors import McpsyncError
+    from mcpsync.fsutil import read_text
+    from mcpsync.manifest import parse_toml
+    from mcpsync.project import MANIFEST, find_root
+
+    start = ctx.find_root().params.get("directory") or Path.cwd()
     try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10: completion of aliases needs 3.11
+        root = find_root(Path(start))
+        text = read_text(root / MANIFEST) if root is not None else None
+        return parse_toml(text, root / MANIFEST) if root is not None and text else {}
+    except (McpsyncError, OSError):
         return {}
-    for folder in [Path(root), *Path(root).resolve().parents]:
-        path = folder / "mcp.toml"
-        if path.is_file():
-            try:
-                return tomllib.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                return {}
-    return {}
 
 
 def aliases(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
