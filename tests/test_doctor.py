@@ -118,6 +118,13 @@ def test_writable(tmp_path: Path) -> None:
     assert writable(tmp_path / "link.json") == "is a directory"  # judged at the link's target
 
 
+def test_doctor_counts_one_server_in_the_singular(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "p", '[servers.x]\ncommand = "npx"\n')
+    assert run_cli("lock", cwd=project).code == 0
+    result = run_cli("doctor", cwd=project, env=_env(tmp_path))
+    assert "ok   lock     mcp.lock  up to date (1 server)" in result.out, result
+
+
 def test_doctor_without_a_lock(tmp_path: Path) -> None:
     project = write_project(tmp_path / "p", '[servers.x]\ncommand = "npx"\n')
     result = run_cli("doctor", cwd=project, env=_env(tmp_path))

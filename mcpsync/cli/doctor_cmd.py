@@ -64,7 +64,8 @@ def _lock_findings(proj: Project) -> tuple[Lock | None, list[Finding]]:
         detail = "out of date with mcp.toml (run `mcpsync lock`): " + "; ".join(reasons)
         return lock, [Finding("lock", "mcp.lock", False, detail)]
     count = len(lock.servers)
-    return lock, [Finding("lock", "mcp.lock", True, f"up to date ({count} servers)")]
+    servers = f"{count} server{'s' if count != 1 else ''}"
+    return lock, [Finding("lock", "mcp.lock", True, f"up to date ({servers})")]
 
 
 def _target_findings(proj: Project, lock: Lock) -> list[Finding]:
