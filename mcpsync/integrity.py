@@ -141,9 +141,37 @@ class _Underivable(Exception):
         self.tamper = tamper
 
 
-def check(lock: Lock) -> list[Tamper]:
-    """Every field of every entry that differs from what its records render; [] if none."""
-    return [t for entry in lock.servers for t in check_entry(entry)]
+def check(lock: Lock, root: Path | None = None) -> list[Tamper]:
+    """Every field of every entry that differs from what its records render; [] if none.
+    With the project's `root`, each locked dependency tree file is hashed again too."""
+    tampers = [t for entry in lock.servers for t in check_entry(entry)]
+    return tampers if root is None else tampers + check_trees(lock, root)
+
+
+def check_trees(lock: Lock, root: Path) -> list[Tamper]:
+    """Each [server.tree]: its file is the one mcpsync writes for the entry, hashes to the
+    recorded digest and pins the recorded number of packages."""
+    from mcpsync.tree import backend, kind, tree_problem
+
+    found = []
+    for entry in lock.servers:
+        if entry.tree is None:
+            continue
+        problem = tree_problem(root, entry.alias, entry.launch, entry.tree)
+        if isinstance(problem, bytes):
+            try:
+                count = len(backend(kind(entry.launch) or "").packages(problem))
+            except McpsyncError as exc:
+                problem = f"tree file {entry.tree.file} does not read: {exc.message}"
+            else:
+                if count == entry.tree.packages:
+                    continue
+                problem = (
+                    f"tree file {entry.tree.file} pins {count} packages, "
+                    f"but mcp.lock records {entry.tree.packages}"
+                )
+        found.append(Tamper(entry.alias, "tree", why=problem))
+    return found
 
 
 def check_entry(entry: LockedServer) -> list[Tamper]:
@@ -262,9 +290,12 @@ def verdict(lock: Lock, tampers: Sequence[Tamper]) -> Verdict:
     return Verdict(tuple(t.message for t in tampers), old_format)
 
 
-def refuse_tampered(lock: Lock, *, nothing: str = "nothing was written") -> None:
-    """InputError (exit 2) naming every tampered field, for commands that act on the lock."""
-    tampers = check(lock)
+def refuse_tampered(
+    lock: Lock, *, nothing: str = "nothing was written", root: Path | None = None
+) -> None:
+    """InputError (exit 2) naming every tampered field, for commands that act on the lock
+    (with `root`, its tree files too)."""
+    tampers = check(lock, root)
     if tampers:
         found = verdict(lock, tampers)
         raise InputError("\n".join(found.block), hint=f"{found.todo}; {nothing}")

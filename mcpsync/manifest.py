@@ -19,7 +19,7 @@ NAME_HINT = "registry names look like 'io.github.owner/server-name' (exactly one
 
 TOP_KEYS = ("registry", "lock", "servers", "targets")
 REGISTRY_KEYS = ("url",)
-LOCK_KEYS = ("artifacts",)
+LOCK_KEYS = ("artifacts", "tree", "python", "platforms")
 REGISTRY_SERVER_KEYS = (
     "name",
     "version",
@@ -31,6 +31,7 @@ REGISTRY_SERVER_KEYS = (
     "transport",
     "prereleases",
     "description",
+    "tree",
 )
 CUSTOM_SERVER_KEYS = ("command", "url", "args", "env", "headers", "transport", "description")
 TARGET_KEYS = ("kind", "path", "servers", "scope")
@@ -53,6 +54,7 @@ class ServerSpec:
     description: str | None = None
     command: str | None = None
     url: str | None = None
+    tree: bool | None = None  # lock its dependency tree (None: as [lock] tree says)
 
     @property
     def is_custom(self) -> bool:
@@ -60,7 +62,7 @@ class ServerSpec:
 
     def inputs(self) -> dict[str, Any]:
         """What mcp.toml asked, as recorded in the lock: only keys the user set, fixed order."""
-        keys = CUSTOM_SERVER_KEYS if self.is_custom else REGISTRY_SERVER_KEYS[1:]
+        keys = CUSTOM_SERVER_KEYS if self.is_custom else REGISTRY_SERVER_KEYS[1:-1]
         out: dict[str, Any] = {}
         for key in keys:
             value = getattr(self, key)
@@ -88,6 +90,15 @@ class Manifest:
     servers: Mapping[str, ServerSpec]
     targets: tuple[TargetSpec, ...] = ()
     artifacts: bool | None = None  # [lock] artifacts: None = the default for the registry
+    tree: bool = False  # [lock] tree: lock every npm/PyPI server's dependency tree
+    python: str | None = None  # [lock] python: the Python a PyPI tree is resolved for
+    platforms: tuple[str, ...] = ()  # [lock] platforms: the platforms a PyPI tree covers
+
+    def wants_tree(self, alias: str) -> bool:
+        """[servers.ALIAS] tree, else [lock] tree."""
+        spec = self.servers.get(alias)
+        choice = spec.tree if spec is not None else None
+        return self.tree if choice is None else choice
 
     @property
     def root(self) -> Path:
@@ -145,17 +156,25 @@ def parse(text: str, path: Path) -> Manifest:
         registry_url=url,
         servers=servers,
         targets=targets,
-        artifacts=_lock_settings(data, path.name),
+        **_lock_settings(data, path.name),
     )
 
 
-def _lock_settings(data: Mapping[str, Any], where: str) -> bool | None:
+def _lock_settings(data: Mapping[str, Any], where: str) -> dict[str, Any]:
     lock = _table(data, "lock", where)
     _check_keys(lock, LOCK_KEYS, f"{where}: [lock]")
-    artifacts = lock.get("artifacts")
-    if artifacts is not None and not isinstance(artifacts, bool):
-        raise InputError(f"{where}: [lock] artifacts must be true or false")
-    return artifacts
+    for key in ("artifacts", "tree"):
+        if lock.get(key) is not None and not isinstance(lock[key], bool):
+            raise InputError(f"{where}: [lock] {key} must be true or false")
+    python = _str(lock, "python", f"{where}: [lock]")
+    if python is not None and not re.fullmatch(r"3\.\d+(\.\d+)?", python):
+        raise InputError(f"{where}: [lock] python must be a Python version like \"3.12\"")
+    return {
+        "artifacts": lock.get("artifacts"),
+        "tree": bool(lock.get("tree", False)),
+        "python": python,
+        "platforms": _str_list(lock, "platforms", f"{where}: [lock]"),
+    }
 
 
 def parse_toml(text: str, path: Path, *, hint: str | None = None) -> dict[str, Any]:
@@ -244,11 +263,15 @@ def _registry_server(where: str, alias: str, raw: dict[str, Any]) -> ServerSpec:
     prereleases = raw.get("prereleases", False)
     if not isinstance(prereleases, bool):
         raise InputError(f"{where}: `prereleases` must be true or false")
+    tree = raw.get("tree")
+    if tree is not None and not isinstance(tree, bool):
+        raise InputError(f"{where}: `tree` must be true or false")
     return ServerSpec(
         alias=alias,
         name=name,
         version=version,
         prereleases=prereleases,
+        tree=tree,
         package=_choice(raw, "package", PACKAGES, where),
         **_common(raw, where),
         variables=_str_map(raw, "variables", where, names=False),

@@ -8,14 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mcpsync import lockfile, manifest
 from mcpsync.errors import InputError
-from mcpsync.lockfile import Lock
-from mcpsync.manifest import Manifest
-from mcpsync.registry.base import DEFAULT_REGISTRY, Registry
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported where used: `mcpsync run` finds the root with none of them
     from mcpsync.artifacts import Lookup, StoreSettings
+    from mcpsync.lockfile import Lock
+    from mcpsync.manifest import Manifest
+    from mcpsync.registry.base import Registry
 
 MANIFEST = "mcp.toml"
 LOCKFILE = "mcp.lock"
@@ -46,6 +45,8 @@ class Project:
         return self.root / LOCKFILE
 
     def read_lock(self) -> Lock | None:
+        from mcpsync import lockfile
+
         return lockfile.read(self.lock_path)
 
     def registry_opener(self) -> Callable[[], Registry]:
@@ -86,6 +87,8 @@ class Project:
         )
 
     def check_aliases(self, aliases: Collection[str], flag: str) -> None:
+        from mcpsync import manifest
+
         unknown = sorted(set(aliases) - set(self.manifest.servers))
         if unknown:
             raise InputError(
@@ -109,11 +112,15 @@ def _env_flag(name: str) -> bool | None:
 
 def registry_url(override: str | None, found: Manifest | None) -> str:
     """--registry / MCPSYNC_REGISTRY, then mcp.toml's [registry] url, then the official one."""
+    from mcpsync.registry.base import DEFAULT_REGISTRY
+
     url = override or (found.registry_url if found else None) or DEFAULT_REGISTRY
     return url.rstrip("/") if url.startswith(("http://", "https://")) else url
 
 
 def load(root: Path, *, registry_override: str | None = None, timeout: float = 5.0) -> Project:
+    from mcpsync import manifest
+
     return with_manifest(root, manifest.load(root / MANIFEST), registry_override, timeout)
 
 

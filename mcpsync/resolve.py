@@ -443,6 +443,8 @@ def changes(old: Lock | None, new: Lock, repaired: Mapping[str, str] | None = No
                 out.append(Change("Repaired", alias, new=b.version, detail=repaired[alias]))
             elif a.artifact != b.artifact:
                 out.append(Change("Changed", alias, new=b.version, what="artifact digests"))
+            elif a.tree != b.tree:
+                out.append(Change("Changed", alias, new=b.version, what="dependency tree"))
             elif a.launch != b.launch:
                 out.append(Change("Changed", alias, new=b.version))
     return out

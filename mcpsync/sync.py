@@ -93,6 +93,7 @@ def plan(
     their changes."""
     from mcpsync import targets
     from mcpsync.targets.base import label
+    from mcpsync.tree.launcher import client_server
 
     specs = manifest.targets if only is None else only
     changes: list[FileChange] = []
@@ -101,7 +102,9 @@ def plan(
         if before and not any(c.shared for c in before):
             changes += before
             continue
-        for change in targets.make(spec).plan(lock.servers, ctx):
+        scope = targets.scope(spec)
+        servers = [client_server(s, spec.kind, scope, ctx.root) for s in lock.servers]
+        for change in targets.make(spec).plan(servers, ctx):
             found = ctx.found.pop(ctx.real(change.path), None)
             changes.append(replace(change, foreign=tuple(found)) if found else change)
     _no_file_twice(changes)

@@ -53,7 +53,7 @@ def _lock_findings(proj: Project) -> tuple[Lock | None, list[Finding]]:
     lock = proj.read_lock()
     if lock is None:
         return None, [Finding("lock", "mcp.lock", False, "not found: run `mcpsync lock`")]
-    tampers = integrity.check(lock)
+    tampers = integrity.check(lock, proj.root)
     if tampers:  # nothing in it is trusted: `COMMAND --version` would run what the edit put there
         found = integrity.verdict(lock, tampers)
         what = found.block[0] if found.old_format else "edited by hand: " + "; ".join(found.lines)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from mcpsync.lockfile import Lock
     from mcpsync.project import Project
     from mcpsync.resolve import Change, LockWarning, Warn
+    from mcpsync.tree.locking import TreeStep
 
 
 @category("write", read_when=("check",))
@@ -123,15 +124,46 @@ def run_lock(
                 progress.clear()
         if review is not None:
             new = review(new, warnings.append)
+        trees = _trees(proj, new, old.triage.lock)
+        new = trees.lock if trees is not None else new
         text = lockfile.dumps(new)
         if before_write is not None:  # `add`/`remove` write mcp.toml only once resolution worked
             before_write()
+        if trees is not None:  # the tree files first: mcp.lock never names one not yet there
+            _write_trees(proj, trees)
         written = old_text != text  # never rewrite an unchanged lock
         if written:
             atomic_write(proj.lock_path, text)
-    changes = resolve.changes(old.report, new, old.triage.repaired)
+        if trees is not None:
+            for gone in trees.removed:
+                (proj.root / gone).unlink(missing_ok=True)
+    repaired = {**old.triage.repaired, **(trees.repaired if trees is not None else {})}
+    changes = resolve.changes(old.report, new, repaired)
     _report(new, changes, written, time.monotonic() - started, as_json, warnings, old.conflict)
     return 0
+
+
+def _trees(proj: Project, new: Lock, old: Lock) -> TreeStep | None:
+    """The tree step, when any server wants a tree or the old lock has one (to drop)."""
+    wanted = any(proj.manifest.wants_tree(s.alias) for s in new.servers)
+    if not wanted and not any(s.tree is not None for s in old.servers):
+        return None
+    from mcpsync.tree.locking import lock_trees
+
+    return lock_trees(proj.manifest, new, old, proj.store_settings())
+
+
+def _write_trees(proj: Project, trees: TreeStep) -> None:
+    from mcpsync.fsutil import atomic_write
+
+    for name, data in sorted(trees.files.items()):
+        path = proj.root / name
+        try:
+            same = path.read_bytes() == data
+        except OSError:
+            same = False
+        if not same:  # never rewrite an unchanged file
+            atomic_write(path, data.decode("utf-8"))
 
 
 @dataclass(frozen=True)
@@ -214,7 +246,7 @@ def _check(proj: Project, as_json: bool, artifacts: bool) -> int:
     if hunks:  # what `mcpsync lock` repairs is a difference (1), like a stale lock
         return _check_conflict(proj, hunks, as_json)
     lock = None if text is None else lockfile.loads(text, proj.lock_path)
-    tampers = integrity.check(lock) if lock is not None else []
+    tampers = integrity.check(lock, proj.root) if lock is not None else []
     found = integrity.verdict(lock, tampers) if lock is not None and tampers else None
     reasons = lockfile.stale_reasons(proj.manifest, lock, proj.pinned_registry, artifacts=artifacts)
     differs = bool(reasons or found)

@@ -31,6 +31,8 @@ COMMANDS: dict[str, str] = {
     "probe": "mcpsync.cli.trust_cmds:probe",
     "verify": "mcpsync.cli.trust_cmds:verify",
     "export": "mcpsync.cli.trust_cmds:export",
+    "run": "mcpsync.cli.run_cmd:run",
+    "install": "mcpsync.cli.run_cmd:install",
     "help": "mcpsync.cli.machine:help_cmd",
     "mcp": "mcpsync.cli.mcp_cmd:mcp",
 }

@@ -117,7 +117,7 @@ def _fresh_lock(proj: Project, frozen: bool) -> Any:
     lock = proj.read_lock()
     if lock is None:
         raise InputError(f"{proj.lock_path} not found", hint="run `mcpsync lock` first")
-    integrity.refuse_tampered(lock)  # invalid input in every mode, --check and --frozen too
+    integrity.refuse_tampered(lock, root=proj.root)  # invalid input in every mode, --check too
     reasons = lockfile.stale_reasons(proj.manifest, lock, proj.pinned_registry)
     if reasons and not frozen:
         raise CheckFailed(

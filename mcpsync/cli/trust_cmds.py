@@ -45,7 +45,7 @@ def _load(ctx: Context, nothing: str) -> tuple[Project, Lock]:
     found = proj.read_lock()
     if found is None:
         raise InputError(f"{proj.lock_path} not found", hint="run `mcpsync lock` first")
-    integrity.refuse_tampered(found, nothing=nothing)
+    integrity.refuse_tampered(found, nothing=nothing, root=proj.root)
     return proj, found
 
 

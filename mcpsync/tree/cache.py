@@ -1,0 +1,87 @@
+"""The content-addressed cache of materialised trees: `<cache>/trees/<sha256 of the tree
+file>/`, filled once by the tree's backend under a file lock, then marked complete.
+
+A directory is used only when its marker names its digest: one left half-filled (a crash, a
+refused tarball) has no marker and is filled again from scratch. `$MCPSYNC_CACHE_DIR`, else
+the platform's cache directory (`$XDG_CACHE_HOME/mcpsync` or `~/.cache/mcpsync`,
+`~/Library/Caches/mcpsync`, `%LOCALAPPDATA%\\mcpsync\\Cache`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mcpsync.errors import EnvFailure
+
+if TYPE_CHECKING:
+    from mcpsync.artifacts.model import StoreSettings
+
+MARKER = ".mcpsync-tree"
+
+
+def cache_dir(env: Mapping[str, str]) -> Path:
+    explicit = env.get("MCPSYNC_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    home = Path(env.get("HOME") or Path.home())
+    if sys.platform == "darwin":
+        return home / "Library" / "Caches" / "mcpsync"
+    if os.name == "nt":
+        return Path(env.get("LOCALAPPDATA") or home) / "mcpsync" / "Cache"
+    return Path(env.get("XDG_CACHE_HOME") or home / ".cache") / "mcpsync"
+
+
+def tree_path(env: Mapping[str, str], digest: str) -> Path:
+    return cache_dir(env) / "trees" / digest.removeprefix("sha256:")
+
+
+def ready(dest: Path, digest: str) -> bool:
+    """Materialised and verified before (the warm start: one small read, no network)."""
+    try:
+        return (dest / MARKER).read_text("utf-8") == digest
+    except OSError:
+        return False
+
+
+def ensure(tree_kind: str, tree: bytes, digest: str, settings: StoreSettings) -> Path:
+    """The tree's directory, materialised and verified first if it is not yet."""
+    from mcpsync.tree import backend
+
+    dest = tree_path(settings.env, digest)
+    if ready(dest, digest):
+        return dest
+    with _locked(dest.with_name(dest.name + ".lock")):
+        if ready(dest, digest):  # another start filled it while we waited
+            return dest
+        if dest.exists():
+            shutil.rmtree(dest)  # a half-filled one: never trusted
+        try:
+            backend(tree_kind).materialise(tree, dest, settings)
+        except BaseException:
+            shutil.rmtree(dest, ignore_errors=True)
+            raise
+        (dest / MARKER).write_text(digest, "utf-8")
+    return dest
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise EnvFailure(f"Cannot use the tree cache {path.parent}: {exc.strerror}") from None
+    try:
+        if os.name != "nt":
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX)  # a second client starting at once waits here
+        yield
+    finally:
+        os.close(fd)

@@ -1,0 +1,185 @@
+"""npm trees: npm's own lockfile (v3) for a one-dependency package, resolved and installed by
+npm itself.
+
+`resolve` writes `{"dependencies": {id: version}}` into a scratch directory and runs `npm
+install --package-lock-only --ignore-scripts`, with the registry settings the artifact lookup
+uses (the project's .npmrc, the user's, npm_config_*); the result records name, version,
+`resolved` URL and `integrity` of every package. `materialise` runs `npm ci --ignore-scripts`,
+which fetches exactly those tarballs and refuses one whose bytes do not match its integrity;
+install scripts run only for packages the tree marks `hasInstallScript`.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from mcpsync.artifacts.model import StoreSettings
+from mcpsync.errors import ArtifactStoreError, EnvFailure
+
+ROOT_NAME = "mcpsync-tree"
+# Flags every npm call here gets: no audit/fund requests, no update check, and `resolved`
+# always written (some npm configurations omit it for the default registry).
+_QUIET = ("--no-audit", "--no-fund", "--no-update-notifier", "--loglevel=error")
+_TIMEOUT = 600.0
+
+
+def resolve(
+    identifier: str,
+    version: str,
+    settings: StoreSettings,
+    *,
+    workdir: Path,
+    python: str | None = None,
+    platforms: Sequence[str] = (),
+) -> bytes:
+    """package-lock.json for `identifier@version` alone, as npm computes it (deterministic
+    for the same registry contents: no timestamps, no paths)."""
+    _write_package(workdir, {identifier: version})
+    _npm(
+        [
+            "install",
+            "--package-lock-only",
+            "--ignore-scripts",
+            "--lockfile-version=3",
+            "--omit-lockfile-registry-resolved=false",
+            *_QUIET,
+        ],
+        workdir,
+        settings,
+        what=f"npm could not resolve the dependency tree of {identifier}@{version}",
+    )
+    data = _json(workdir / "package-lock.json", f"{identifier}@{version}")
+    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def packages(tree: bytes) -> list[tuple[str, str, str]]:
+    """(name, version, integrity) of every package the tree installs, sorted."""
+    found = []
+    for path, entry in _entries(tree).items():
+        if path and not entry.get("link"):
+            name = entry.get("name") or path.rpartition("node_modules/")[2]
+            version, integrity = entry.get("version", ""), entry.get("integrity", "")
+            found.append((str(name), str(version), str(integrity)))
+    return sorted(found)
+
+
+def materialise(tree: bytes, dest: Path, settings: StoreSettings) -> None:
+    """Install the tree into `dest` with `npm ci --ignore-scripts` (each tarball checked
+    against its integrity by npm), then check every package is there at its version."""
+    entries = _entries(tree)
+    root = entries.get("", {})
+    deps = root.get("dependencies") if isinstance(root, dict) else None
+    if not isinstance(deps, dict) or not deps:
+        raise ArtifactStoreError("the npm tree names no package to install; run `mcpsync lock`")
+    _write_package(dest, {str(k): str(v) for k, v in deps.items()})
+    (dest / "package-lock.json").write_bytes(tree)
+    _npm(["ci", "--ignore-scripts", *_QUIET], dest, settings, what="npm ci refused the locked tree")
+    scripted = [
+        path.rpartition("node_modules/")[2]
+        for path, e in entries.items()
+        if path and e.get("hasInstallScript")
+    ]
+    if scripted:  # the lock says these need their install scripts: only these run them
+        _npm(
+            ["rebuild", "--ignore-scripts=false", *scripted, *_QUIET],
+            dest,
+            settings,
+            what="an install script the tree allows failed",
+        )
+    _check_installed(dest, entries)
+
+
+def argv(dest: Path, identifier: str, version: str, args: Sequence[str]) -> list[str]:
+    """The package's bin, as npx picks it: its only bin, else the one named like the package."""
+    manifest = _json(dest / "node_modules" / identifier / "package.json", identifier)
+    bins = manifest.get("bin")
+    plain = identifier.rpartition("/")[2]
+    if isinstance(bins, str):
+        bins = {plain: bins}
+    if not isinstance(bins, dict) or not bins:
+        raise ArtifactStoreError(f"npm package {identifier}@{version} has no bin to run")
+    name = next(iter(bins)) if len(bins) == 1 else plain
+    if name not in bins:
+        raise ArtifactStoreError(
+            f"npm package {identifier}@{version} has several bins and none named {plain!r}"
+        )
+    script = dest / "node_modules" / identifier / str(bins[name])
+    return ["node", str(script), *args]
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _write_package(directory: Path, deps: Mapping[str, str]) -> None:
+    package = {"name": ROOT_NAME, "version": "0.0.0", "private": True, "dependencies": dict(deps)}
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "package.json").write_text(json.dumps(package, indent=2) + "\n", "utf-8")
+
+
+def _npm(args: list[str], cwd: Path, settings: StoreSettings, *, what: str) -> None:
+    """npm in `cwd`, seeing the project's .npmrc as its own (copied in for the call, removed
+    after: a token it names by ${VAR} never lands in the cache)."""
+    npm = shutil.which("npm", path=settings.env.get("PATH"))
+    if npm is None:
+        raise EnvFailure("npm is not on PATH; install Node.js to lock or run npm trees")
+    project_rc, local_rc = settings.root / ".npmrc", cwd / ".npmrc"
+    if project_rc.is_file():
+        shutil.copyfile(project_rc, local_rc)
+    env = {k: v for k, v in settings.env.items() if not k.lower().startswith("npm_config_prefix")}
+    try:
+        done = subprocess.run(
+            [npm, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=_TIMEOUT
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EnvFailure(f"{what}: {exc}") from None
+    finally:
+        if project_rc.is_file():
+            local_rc.unlink(missing_ok=True)
+    if done.returncode != 0:
+        raise ArtifactStoreError(f"{what}: {_first_error(done.stderr or done.stdout)}")
+
+
+def _first_error(text: str) -> str:
+    lines = [ln.removeprefix("npm error ").strip() for ln in text.splitlines()]
+    useful = [ln for ln in lines if ln and not ln.startswith(("A complete log", "npm error"))]
+    return " ".join(useful[:3])[:500] or "npm failed"
+
+
+def _json(path: Path, what: str) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ArtifactStoreError(f"npm wrote no readable {path.name} for {what}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ArtifactStoreError(f"npm's {path.name} for {what} is not a JSON object")
+    return data
+
+
+def _entries(tree: bytes) -> dict[str, dict[str, Any]]:
+    try:
+        data = json.loads(tree)
+    except ValueError:
+        data = None
+    found = data.get("packages") if isinstance(data, dict) else None
+    if not isinstance(found, dict) or not all(isinstance(v, dict) for v in found.values()):
+        raise ArtifactStoreError("the npm tree file is not an npm lockfile (v3 `packages`)")
+    return found
+
+
+def _check_installed(dest: Path, entries: Mapping[str, Mapping[str, Any]]) -> None:
+    for path, entry in entries.items():
+        if not path or entry.get("link") or entry.get("optional"):
+            continue
+        try:
+            found = json.loads((dest / path / "package.json").read_text("utf-8")).get("version")
+        except (OSError, ValueError, AttributeError):
+            found = None
+        if found != entry.get("version"):
+            raise ArtifactStoreError(
+                f"{path} is not installed at {entry.get('version')} (found {found or 'nothing'})"
+            )
