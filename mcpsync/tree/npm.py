@@ -22,9 +22,18 @@ from mcpsync.artifacts.model import StoreSettings
 from mcpsync.errors import ArtifactStoreError, EnvFailure
 
 ROOT_NAME = "mcpsync-tree"
-# Flags every npm call here gets: no audit/fund requests, no update check, and `resolved`
-# always written (some npm configurations omit it for the default registry).
-_QUIET = ("--no-audit", "--no-fund", "--no-update-notifier", "--loglevel=error")
+# Flags every npm call here gets: no audit/fund requests, no update check; retries within
+# seconds, not npm's minute of backoff (a client waits for the server to start, and a tarball
+# that fails its integrity check fails again).
+_QUIET = (
+    "--no-audit",
+    "--no-fund",
+    "--no-update-notifier",
+    "--loglevel=error",
+    "--fetch-retries=1",
+    "--fetch-retry-mintimeout=500",
+    "--fetch-retry-maxtimeout=2000",
+)
 _TIMEOUT = 600.0
 
 

@@ -1,0 +1,246 @@
+"""Locked dependency trees against a real npm registry (Verdaccio on 127.0.0.1, see
+tests/npm_registry.py): `lock` pins every transitive package, `mcpsync run` (what sync writes)
+runs exactly that tree, a new release of a dependency or a swapped tarball changes nothing or
+refuses to start, and without a tree the new dependency is picked up.
+
+Each test publishes its own pair of packages (`tiny-dep-<tag>`, `tiny-mcp-<tag>`), so tests
+do not see each other's releases.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from cli_helpers import Result, run_process
+from npm_registry import Registry, dep_package, server_json, server_package
+
+pytestmark = pytest.mark.skipif(shutil.which("npm") is None, reason="needs node and npm")
+
+LOCK_TOML = """\
+[registry]
+url = "file:registry"
+
+[lock]
+tree = {tree}
+
+[servers.tiny]
+name = "io.example/tiny-mcp-{tag}"
+{extra}
+[[targets]]
+kind = "claude-code"
+"""
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
+    found = Registry(tmp_path_factory.mktemp("verdaccio"))
+    try:
+        yield found
+    finally:
+        found.stop()
+
+
+def _publish(registry: Registry, tmp: Path, tag: str, version: str = "1.0.0") -> None:
+    registry.publish(dep_package(tmp / "src", version, name=f"tiny-dep-{tag}"))
+    if version == "1.0.0":
+        registry.publish(server_package(tmp / "src", name=f"tiny-mcp-{tag}", dep=f"tiny-dep-{tag}"))
+
+
+def _project(
+    registry: Registry, tmp: Path, tag: str, *, tree: bool = True, extra: str = ""
+) -> Path:
+    root = tmp / "project"
+    (root / "registry").mkdir(parents=True)
+    (root / "registry" / "tiny.json").write_text(json.dumps(server_json(f"tiny-mcp-{tag}")))
+    (root / "mcp.toml").write_text(LOCK_TOML.format(tree=str(tree).lower(), tag=tag, extra=extra))
+    (root / ".npmrc").write_text(f"registry={registry.url}\n")
+    return root
+
+
+def _env(tmp: Path, cache: str = "cache") -> dict[str, str]:
+    """A fresh home, tree cache and npm cache; this Python's `mcpsync` first on PATH (the
+    synced entries run `mcpsync`)."""
+    bindir = str(Path(sys.executable).parent)
+    return {
+        "HOME": str(tmp / "home"),
+        "MCPSYNC_CACHE_DIR": str(tmp / cache),
+        "npm_config_cache": str(tmp / f"{cache}-npm"),
+        "npm_config_update_notifier": "false",
+        "PATH": bindir + os.pathsep + os.environ["PATH"],
+    }
+
+
+def _mcpsync(root: Path, env: dict[str, str], *args: str) -> Result:
+    return run_process(*args, cwd=root, env=env, timeout=120)
+
+
+def _entry(root: Path, env: dict[str, str], *extra: str) -> subprocess.CompletedProcess[str]:
+    """Start the server the way Claude Code would from the synced .mcp.json entry."""
+    entry = json.loads((root / ".mcp.json").read_text())["mcpServers"]["tiny"]
+    full = {**os.environ, **env, **entry.get("env", {})}
+    return subprocess.run(
+        [entry["command"], *entry["args"], *extra],
+        cwd=root,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_the_locked_tree_runs_not_the_new_release_of_a_dependency(
+    registry: Registry, tmp_path: Path
+) -> None:
+    _publish(registry, tmp_path, "a")
+    root, env = _project(registry, tmp_path, "a"), _env(tmp_path)
+    assert _mcpsync(root, env, "lock").code == 0
+    lock = (root / "mcp.lock").read_text()
+    assert '[server.tree]\nfile = "mcp.lock.d/tiny.npm.json"\n' in lock
+    assert "packages = 2\n" in lock
+    tree = json.loads((root / "mcp.lock.d" / "tiny.npm.json").read_text())
+    dep = tree["packages"]["node_modules/tiny-dep-a"]
+    assert dep["version"] == "1.0.0" and dep["integrity"].startswith("sha512-")
+    assert dep["resolved"] == f"{registry.url}tiny-dep-a/-/tiny-dep-a-1.0.0.tgz"
+    assert _mcpsync(root, env, "sync").code == 0
+    entry = json.loads((root / ".mcp.json").read_text())["mcpServers"]["tiny"]
+    assert (entry["command"], entry["args"]) == ("mcpsync", ["run", "tiny"])
+
+    _publish(registry, tmp_path, "a", "1.0.1")  # a new patch of the dependency, other code
+    started = _entry(root, env, "--which")
+    assert (started.returncode, started.stdout) == (0, "dep 1.0.0\n"), started.stderr
+    # the same package through npx resolves its dependency afresh: the new release runs
+    npx = subprocess.run(
+        ["npx", "-y", "--registry", registry.url, "tiny-mcp-a@1.0.0", "--which"],
+        cwd=tmp_path,
+        env={**os.environ, **_env(tmp_path, "npx")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert npx.stdout == "dep 1.0.1\n", npx.stderr
+
+
+def test_lock_again_changes_nothing_and_check_passes(registry: Registry, tmp_path: Path) -> None:
+    _publish(registry, tmp_path, "b")
+    root, env = _project(registry, tmp_path, "b"), _env(tmp_path)
+    assert _mcpsync(root, env, "lock").code == 0
+    _publish(registry, tmp_path, "b", "1.0.1")
+    files = [root / "mcp.lock", root / "mcp.lock.d" / "tiny.npm.json"]
+    before = [(f.read_bytes(), f.stat().st_mtime_ns) for f in files]
+    again = _mcpsync(root, env, "lock")
+    assert again.code == 0 and "Changed" not in again.err, again
+    assert [
+        (f.read_bytes(), f.stat().st_mtime_ns) for f in files
+    ] == before  # kept, not re-resolved
+    assert _mcpsync(root, env, "lock", "--check").code == 0
+
+
+def test_an_edited_tree_file_is_refused_everywhere_and_repaired_by_lock(
+    registry: Registry, tmp_path: Path
+) -> None:
+    _publish(registry, tmp_path, "c")
+    root, env = _project(registry, tmp_path, "c"), _env(tmp_path)
+    assert _mcpsync(root, env, "lock").code == 0 and _mcpsync(root, env, "sync").code == 0
+    tree_file = root / "mcp.lock.d" / "tiny.npm.json"
+    tree_file.write_text(tree_file.read_text().replace('"1.0.0"', '"1.0.1"', 1))
+    check = _mcpsync(root, env, "lock", "--check")
+    assert check.code == 1
+    assert "server 'tiny' tree file mcp.lock.d/tiny.npm.json hashes to sha256:" in check.err
+    assert _mcpsync(root, env, "sync", "--check").code == 2
+    started = _entry(root, env, "--which")
+    assert started.returncode == 2 and started.stdout == ""
+    assert started.stderr.count("\n") == 1, started.stderr  # one line, which the client shows
+    assert started.stderr.startswith("mcpsync run tiny: server 'tiny': tree file mcp.lock.d/")
+    fixed = _mcpsync(root, env, "lock")
+    assert fixed.code == 0 and "Repaired tiny 1.0.0" in fixed.err, fixed
+    assert _mcpsync(root, env, "lock", "--check").code == 0
+    assert _entry(root, env, "--which").stdout == "dep 1.0.0\n"
+
+
+def test_a_swapped_tarball_refuses_to_start(registry: Registry, tmp_path: Path) -> None:
+    _publish(registry, tmp_path, "d")
+    root, env = _project(registry, tmp_path, "d"), _env(tmp_path)
+    assert _mcpsync(root, env, "lock").code == 0 and _mcpsync(root, env, "sync").code == 0
+    _publish(registry, tmp_path, "d", "1.0.1")
+    good = registry.tarball("tiny-dep-d", "1.0.0")
+    saved = good.read_bytes()
+    good.write_bytes(registry.tarball("tiny-dep-d", "1.0.1").read_bytes())  # same name, other bytes
+    try:
+        started = _entry(root, env, "--which")
+    finally:
+        good.write_bytes(saved)
+    assert started.returncode == 3 and started.stdout == "", started
+    assert started.stderr.count("\n") == 1, started.stderr
+    assert "npm ci refused the locked tree" in started.stderr
+    assert "integrity" in started.stderr.lower()
+    assert not list((tmp_path / "cache" / "trees").glob("*/.mcpsync-tree"))  # nothing marked good
+    assert _entry(root, env, "--which").stdout == "dep 1.0.0\n"  # the real bytes: it starts
+
+
+def test_warm_start_needs_no_npm_and_install_warms_the_cache(
+    registry: Registry, tmp_path: Path
+) -> None:
+    _publish(registry, tmp_path, "e")
+    root, env = _project(registry, tmp_path, "e"), _env(tmp_path)
+    assert _mcpsync(root, env, "lock").code == 0 and _mcpsync(root, env, "sync").code == 0
+    installed = _mcpsync(root, env, "install")
+    assert installed.code == 0 and installed.out.startswith("Installed tiny (2 packages) in ")
+    again = _mcpsync(root, env, "install", "--json")
+    assert again.json()["trees"][0]["installed"] is False
+    registry_gone = {**env, "npm_config_registry": "http://127.0.0.1:9/"}
+    (root / ".npmrc").unlink()  # neither npm nor the registry is reachable now
+    only_node = tmp_path / "only-node"
+    only_node.mkdir()
+    (only_node / "node").symlink_to(shutil.which("node") or "node")
+    bindir = str(Path(sys.executable).parent)
+    registry_gone["PATH"] = os.pathsep.join([bindir, str(only_node)])
+    started = _entry(root, registry_gone, "--which")
+    assert (started.returncode, started.stdout) == (0, "dep 1.0.0\n"), started.stderr
+
+
+def test_without_a_tree_the_new_dependency_is_picked_up_and_check_says_so(
+    registry: Registry, tmp_path: Path
+) -> None:
+    _publish(registry, tmp_path, "f")
+    root, env = _project(registry, tmp_path, "f", tree=False), _env(tmp_path)
+    assert _mcpsync(root, env, "lock").code == 0 and _mcpsync(root, env, "sync").code == 0
+    assert (
+        not (root / "mcp.lock.d").exists()
+        and "[server.tree]" not in (root / "mcp.lock").read_text()
+    )
+    entry = json.loads((root / ".mcp.json").read_text())["mcpServers"]["tiny"]
+    assert entry["command"] == "npx"
+    _publish(registry, tmp_path, "f", "1.0.1")
+    npm_env = {**env, "npm_config_registry": registry.url}
+    assert _entry(root, npm_env, "--which").stdout == "dep 1.0.1\n"
+    # turning the tree on is a stale lock until `lock`; per-server `tree = false` wins
+    toml = (root / "mcp.toml").read_text().replace("tree = false", "tree = true")
+    (root / "mcp.toml").write_text(toml)
+    check = _mcpsync(root, env, "lock", "--check")
+    assert check.code == 1 and "server 'tiny': no dependency tree locked" in check.err
+    (root / "mcp.toml").write_text(toml.replace('-f"\n', '-f"\ntree = false\n'))
+    assert _mcpsync(root, env, "lock", "--check").code == 0
+
+
+def test_turning_the_tree_off_removes_its_file(registry: Registry, tmp_path: Path) -> None:
+    _publish(registry, tmp_path, "g")
+    root, env = _project(registry, tmp_path, "g"), _env(tmp_path)
+    assert _mcpsync(root, env, "lock").code == 0
+    toml = root / "mcp.toml"
+    toml.write_text(toml.read_text().replace("tree = true", "tree = false"))
+    assert (
+        "a dependency tree is locked, but tree is off" in _mcpsync(root, env, "lock", "--check").err
+    )
+    done = _mcpsync(root, env, "lock")
+    assert done.code == 0 and "Changed tiny 1.0.0 (dependency tree)" in done.err, done
+    assert not (root / "mcp.lock.d" / "tiny.npm.json").exists()
+    assert "[server.tree]" not in (root / "mcp.lock").read_text()
