@@ -1,0 +1,1 @@
+"""Locked dependency trees: every transitive package a server runs, pinned by hash."""
