@@ -23,6 +23,7 @@ import io
 import json
 import re
 import threading
+import time
 import zipfile
 from collections.abc import Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -122,6 +123,7 @@ class PypiIndex:
         self.directory = directory
         self.directory.mkdir(parents=True, exist_ok=True)
         self.auth: tuple[str, str] | None = None
+        self.latency = 0.0  # seconds added to every answer (a remote index)
         self.requests: list[str] = []
         self._port = port
         self._lock = threading.Lock()
@@ -197,6 +199,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - stdlib's name
         path = unquote(urlsplit(self.path).path)
         self.index.record(f"{self.command} {path}")
+        if self.index.latency:
+            time.sleep(self.index.latency)
         if not self._authorised():
             self._send(401, b"unauthorised", "text/plain", {"WWW-Authenticate": 'Basic realm="x"'})
             return
