@@ -244,3 +244,47 @@ def test_turning_the_tree_off_removes_its_file(registry: Registry, tmp_path: Pat
     assert done.code == 0 and "Changed tiny 1.0.0 (dependency tree)" in done.err, done
     assert not (root / "mcp.lock.d" / "tiny.npm.json").exists()
     assert "[server.tree]" not in (root / "mcp.lock").read_text()
+
+
+PYPI_SERVER = {
+    "name": "io.example/tiny-py",
+    "version": "1.0.0",
+    "description": "A tiny PyPI server",
+    "packages": [
+        {
+            "registryType": "pypi",
+            "identifier": "tiny-mcp",
+            "version": "1.0.0",
+            "transport": {"type": "stdio"},
+        }
+    ],
+}
+
+
+def test_a_pypi_tree_runs_the_locked_dependency_through_the_synced_entry(tmp_path: Path) -> None:
+    from pypi_index import PypiIndex, library_wheel, server_wheel
+
+    with PypiIndex(tmp_path / "index") as index:
+        index.publish(*library_wheel("tinylib", "1.0.0"))
+        index.publish(*server_wheel("tiny-mcp", "1.0.0", library="tinylib"))
+        root = tmp_path / "project"
+        (root / "registry").mkdir(parents=True)
+        (root / "registry" / "py.json").write_text(json.dumps(PYPI_SERVER))
+        toml = LOCK_TOML.format(tree="true", tag="x", extra="").replace("tiny-mcp-x", "tiny-py")
+        (root / "mcp.toml").write_text(toml)
+        env = {
+            **_env(tmp_path),
+            "UV_INDEX_URL": index.url,
+            "UV_CACHE_DIR": str(tmp_path / "uv-cache"),
+            "UV_PYTHON_DOWNLOADS": "never",
+        }
+        assert _mcpsync(root, env, "lock").code == 0
+        assert (
+            '[server.tree]\nfile = "mcp.lock.d/tiny.pylock.toml"\n'
+            in (root / "mcp.lock").read_text()
+        )
+        assert _mcpsync(root, env, "sync").code == 0
+        index.publish(*library_wheel("tinylib", "1.0.1"))  # a new patch of the dependency
+        started = _entry(root, env, "hello")
+        assert started.stdout == "tiny-mcp 1.0.0 tinylib 1.0.0 hello\n", started.stderr
+        assert _mcpsync(root, env, "lock", "--check").code == 0
