@@ -288,3 +288,43 @@ def test_a_pypi_tree_runs_the_locked_dependency_through_the_synced_entry(tmp_pat
         started = _entry(root, env, "hello")
         assert started.stdout == "tiny-mcp 1.0.0 tinylib 1.0.0 hello\n", started.stderr
         assert _mcpsync(root, env, "lock", "--check").code == 0
+
+
+HOLODECK_PYTHON = os.environ.get("MCPSYNC_HOLODECK_PYTHON")
+AGENT = "name: a\nmodel:\n  provider: openai\n  name: gpt-4o\ninstructions:\n  inline: hi\n"
+
+
+def test_targets_get_the_launcher_holodeck_through_uvx_user_scope_with_its_project(
+    registry: Registry, tmp_path: Path
+) -> None:
+    _publish(registry, tmp_path, "h")
+    extra = '\n[[targets]]\nkind = "holodeck-agent"\npath = "agent.yaml"\n'
+    extra += '\n[[targets]]\nkind = "cursor"\nscope = "user"\n'
+    root, env = _project(registry, tmp_path, "h", extra=extra), _env(tmp_path)
+    (root / "agent.yaml").write_text(AGENT)
+    assert _mcpsync(root, env, "lock").code == 0
+    assert _mcpsync(root, env, "sync").code == 0
+    from mcpsync import __version__
+
+    agent = (root / "agent.yaml").read_text()
+    assert "    command: uvx\n" in agent
+    assert f"    args: ['--from', mcpsync=={__version__}, mcpsync, run, tiny]\n" in agent
+    assert str(tmp_path) not in agent  # a committed file: no machine's path in it
+    user = json.loads((tmp_path / "home" / ".cursor" / "mcp.json").read_text())["mcpServers"]
+    assert user["tiny"]["args"] == ["-C", str(root), "run", "tiny"]
+    assert _entry(root, env, "--which").stdout == "dep 1.0.0\n"
+    if HOLODECK_PYTHON:  # HoloDeck's own loader accepts the entry (npx, node, uvx, docker only)
+        check = Path(__file__).with_name("holodeck_check.py")
+        done = subprocess.run(
+            [HOLODECK_PYTHON, str(check), str(root / "agent.yaml")],
+            cwd=root,
+            env={"PATH": os.environ["PATH"], "HOME": env["HOME"]},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        (loaded,) = json.loads(done.stdout)["agents"]
+        assert loaded["ok"], loaded
+        (tool,) = loaded["tools"]
+        assert (tool["command"], tool["args"][-2:]) == ("uvx", ["run", "tiny"])
