@@ -7,7 +7,10 @@ Also the packages the tree tests publish: `tiny-dep` (exports the string "dep VE
 `tiny-dep@^1.0.0`; its one tool's description is the dep's string, and it appends that string
 to $TINY_MCP_LOG when it starts. `tiny-mcp-server --which` prints it and exits.
 
-    python tests/npm_registry.py DIR    # start one, publish tiny-dep 1.0.0 and the server
+    python tests/npm_registry.py start DIR         # start one (it keeps running), publish
+                                                   # tiny-dep 1.0.0 and tiny-mcp-server 1.0.0;
+                                                   # prints {"url", "pid", "storage"}
+    python tests/npm_registry.py dep URL DIR VERSION   # publish tiny-dep VERSION to it
 """
 
 from __future__ import annotations
@@ -218,15 +221,32 @@ def server_json(name: str = "tiny-mcp-server", version: str = "1.0.0") -> dict[s
     }
 
 
-def main() -> None:
-    base = Path(sys.argv[1])
+def publish_to(url: str, directory: Path) -> None:
+    npmrc = directory / ".npmrc"
+    npmrc.write_text(f"//{url.split('://', 1)[1]}:_authToken=test\n", "utf-8")
+    subprocess.run(
+        ["npm", "publish", "--registry", url, "--loglevel=error", "--no-update-notifier"],
+        cwd=directory,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["dep"]:
+        url, base, version = argv[1:4]
+        publish_to(url, dep_package(Path(base), version))
+        return
+    base = Path(argv[1])
     registry = Registry(base)
     registry.publish(dep_package(base / "src", "1.0.0"))
     registry.publish(server_package(base / "src"))
-    print(json.dumps({"url": registry.url, "pid": registry.process.pid}), flush=True)
+    found = {"url": registry.url, "pid": registry.process.pid, "storage": str(registry.storage)}
+    print(json.dumps(found), flush=True)
 
 
 if __name__ == "__main__":
     if shutil.which("npm") is None:
         sys.exit("npm is needed")
-    main()
+    main(sys.argv[1:])
