@@ -11,6 +11,7 @@ to $TINY_MCP_LOG when it starts. `tiny-mcp-server --which` prints it and exits.
                                                    # tiny-dep 1.0.0 and tiny-mcp-server 1.0.0;
                                                    # prints {"url", "pid", "storage"}
     python tests/npm_registry.py dep URL DIR VERSION   # publish tiny-dep VERSION to it
+    python tests/npm_registry.py install               # install Verdaccio into .cache only
 """
 
 from __future__ import annotations
@@ -182,8 +183,13 @@ def dep_package(root: Path, version: str, name: str = "tiny-dep") -> Path:
 
 
 def server_package(
-    root: Path, version: str = "1.0.0", name: str = "tiny-mcp-server", dep: str = "tiny-dep"
+    root: Path,
+    version: str = "1.0.0",
+    name: str = "tiny-mcp-server",
+    dep: str = "tiny-dep",
+    more: dict[str, str] | None = None,
 ) -> Path:
+    """The server package; `more`: further dependencies (name -> range) it declares."""
     out = root / f"{name}-{version}"
     out.mkdir(parents=True, exist_ok=True)
     _package(
@@ -192,7 +198,7 @@ def server_package(
             "name": name,
             "version": version,
             "bin": {name: "server.js"},
-            "dependencies": {dep: "^1.0.0"},
+            "dependencies": {dep: "^1.0.0", **(more or {})},
         },
     )
     (out / "server.js").write_text(SERVER_JS.replace('"tiny-dep"', json.dumps(dep)), "utf-8")
@@ -234,6 +240,9 @@ def publish_to(url: str, directory: Path) -> None:
 
 
 def main(argv: list[str]) -> None:
+    if argv[:1] == ["install"]:
+        print(installed())
+        return
     if argv[:1] == ["dep"]:
         url, base, version = argv[1:4]
         publish_to(url, dep_package(Path(base), version))

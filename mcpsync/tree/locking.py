@@ -29,30 +29,45 @@ class TreeStep:
     repaired: Mapping[str, str]  # alias -> what was wrong with its old tree file
 
 
+# npm and uv processes at once: each is mostly waiting on the registry and on its own start-up.
+CONCURRENCY = 4
+
+
 def lock_trees(
     manifest: Manifest, new: Lock, old: Lock | None, settings: StoreSettings
 ) -> TreeStep:
+    from mcpsync.pool import concurrently
+
     root = settings.root
+    plan: list[tuple[LockedServer, TreeRecord | str | None]] = []
+    todo: list[LockedServer] = []  # the entries whose tree is resolved (again)
+    for entry in new.servers:
+        if kind(entry.launch) is None or not manifest.wants_tree(entry.alias):
+            plan.append((entry, None))
+            continue
+        kept = _kept(root, entry, old.get(entry.alias) if old is not None else None)
+        plan.append((entry, kept))
+        if not isinstance(kept, TreeRecord):
+            todo.append(entry)
+    trees = concurrently(
+        todo,
+        lambda e, _abort: _resolve(manifest, e, kind(e.launch) or "", settings),
+        concurrency=CONCURRENCY,
+        name="mcpsync-tree",
+    )
+    resolved = {e.alias: data for e, data in zip(todo, trees, strict=True)}
     servers: list[LockedServer] = []
     files: dict[str, bytes] = {}
-    repaired: dict[str, str] = {}
-    for entry in new.servers:
-        before = old.get(entry.alias) if old is not None else None
-        tree_kind = kind(entry.launch)
-        if tree_kind is None or not manifest.wants_tree(entry.alias):
-            servers.append(replace(entry, tree=None))
+    for entry, kept in plan:
+        if isinstance(kept, TreeRecord) or entry.alias not in resolved:
+            servers.append(replace(entry, tree=kept if isinstance(kept, TreeRecord) else None))
             continue
-        kept = _kept(root, entry, before)
-        if isinstance(kept, TreeRecord):
-            servers.append(replace(entry, tree=kept))
-            continue
-        if kept is not None:
-            repaired[entry.alias] = kept
-        data = _resolve(manifest, entry, tree_kind, settings)
+        tree_kind, data = kind(entry.launch) or "", resolved[entry.alias]
         path = file_for(entry.alias, tree_kind)
         files[path] = data
         count = len(backend(tree_kind).packages(data))
         servers.append(replace(entry, tree=TreeRecord(path, digest_of(data), count)))
+    repaired = {e.alias: kept for e, kept in plan if isinstance(kept, str)}
     recorded = {s.tree.file for s in servers if s.tree is not None}
     was = {s.tree.file for s in (old.servers if old else ()) if s.tree is not None}
     gone = tuple(sorted(f for f in was - recorded if (root / f).is_file()))

@@ -31,6 +31,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -209,12 +210,18 @@ def _annotated(text: str, requirement: str, python: str, platforms: Sequence[str
 # ---------------------------------------------------------------- uv
 
 
+_FIND_LOCK = threading.Lock()
+
+
 def find_uv(env: Mapping[str, str]) -> str:
     """The uv the `uv` Python package installed (mcpsync's dev extra), else `uv` on PATH."""
     try:
         from uv import find_uv_bin
 
-        return str(find_uv_bin())
+        # `lock` resolves trees on several threads; find_uv_bin's first sysconfig read is not
+        # thread-safe (another thread can see EXE as None while the config is being filled).
+        with _FIND_LOCK:
+            return str(find_uv_bin())
     except (ImportError, FileNotFoundError):
         pass
     found = shutil.which("uv", path=env.get("PATH"))
