@@ -160,6 +160,9 @@ def test_an_edited_tree_file_is_refused_everywhere_and_repaired_by_lock(
     assert started.returncode == 2 and started.stdout == ""
     assert started.stderr.count("\n") == 1, started.stderr  # one line, which the client shows
     assert started.stderr.startswith("mcpsync run tiny: server 'tiny': tree file mcp.lock.d/")
+    for command in (["verify"], ["install"], ["sync", "--dry-run"]):
+        refused = _mcpsync(root, env, *command)
+        assert refused.code == 2 and "tree file mcp.lock.d/tiny.npm.json hashes to" in refused.err
     fixed = _mcpsync(root, env, "lock")
     assert fixed.code == 0 and "Repaired tiny 1.0.0" in fixed.err, fixed
     assert _mcpsync(root, env, "lock", "--check").code == 0
@@ -205,6 +208,11 @@ def test_warm_start_needs_no_npm_and_install_warms_the_cache(
     registry_gone["PATH"] = os.pathsep.join([bindir, str(only_node)])
     started = _entry(root, registry_gone, "--which")
     assert (started.returncode, started.stdout) == (0, "dep 1.0.0\n"), started.stderr
+    # the warm start trusts nothing it did not check for exactly these bytes
+    lock = root / "mcp.lock"
+    lock.write_text(lock.read_text().replace('command = "npx"', 'command = "bash"'))
+    refused = _entry(root, registry_gone, "--which")
+    assert refused.returncode == 2 and 'field launch.command is "bash"' in refused.stderr
 
 
 def test_without_a_tree_the_new_dependency_is_picked_up_and_check_says_so(
@@ -328,3 +336,55 @@ def test_targets_get_the_launcher_holodeck_through_uvx_user_scope_with_its_proje
         assert loaded["ok"], loaded
         (tool,) = loaded["tools"]
         assert (tool["command"], tool["args"][-2:]) == ("uvx", ["run", "tiny"])
+
+
+def test_a_tree_record_naming_another_path_is_never_read(
+    registry: Registry, tmp_path: Path
+) -> None:
+    _publish(registry, tmp_path, "i")
+    root, env = _project(registry, tmp_path, "i"), _env(tmp_path)
+    assert _mcpsync(root, env, "lock").code == 0
+    (tmp_path / "outside.npm.json").write_text("{}")
+    lock = root / "mcp.lock"
+    lock.write_text(lock.read_text().replace("mcp.lock.d/tiny.npm.json", "../outside.npm.json"))
+    check = _mcpsync(root, env, "lock", "--check")
+    assert check.code == 1
+    assert "[server.tree] names '../outside.npm.json'" in check.err
+    assert "mcpsync writes mcp.lock.d/tiny.npm.json" in check.err
+    assert _mcpsync(root, env, "run", "tiny").code == 2
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ("[lock]\ntree = 1\n", "[lock] tree must be true or false"),
+        ('[lock]\npython = "three"\n', "[lock] python must be a Python version"),
+        (
+            '[servers.a]\nname = "io.x/a"\ntree = "yes"\n',
+            "server 'a': `tree` must be true or false",
+        ),
+    ],
+)
+def test_tree_settings_are_validated(tmp_path: Path, toml: str, message: str) -> None:
+    (tmp_path / "mcp.toml").write_text(toml)
+    done = _mcpsync(tmp_path, _env(tmp_path), "lock", "--check")
+    assert done.code == 2 and message in done.err, done
+
+
+def test_run_starts_a_server_without_a_tree_as_written_and_refuses_an_unknown_alias(
+    tmp_path: Path,
+) -> None:
+    echo = 'args = ["-c", "import sys; print(sys.argv[1:])", "${WHO}"]'
+    (tmp_path / "mcp.toml").write_text(f'[servers.echo]\ncommand = "python3"\n{echo}\n')
+    env = {**_env(tmp_path), "WHO": "me"}
+    assert _mcpsync(tmp_path, env, "lock").code == 0
+    below = tmp_path / "sub"  # the project is found from the working directory upward
+    below.mkdir()
+    started = _mcpsync(below, env, "run", "echo", "x")
+    assert (started.code, started.out) == (0, "['me', 'x']\n"), started
+    unknown = _mcpsync(tmp_path, env, "run", "nope")
+    assert unknown.code == 2 and unknown.out == ""
+    assert unknown.err == (
+        f"mcpsync run nope: mcp.lock in {tmp_path} has no server 'nope' "
+        "(servers: echo; run `mcpsync lock`)\n"
+    )
