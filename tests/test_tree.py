@@ -388,3 +388,14 @@ def test_run_starts_a_server_without_a_tree_as_written_and_refuses_an_unknown_al
         f"mcpsync run nope: mcp.lock in {tmp_path} has no server 'nope' "
         "(servers: echo; run `mcpsync lock`)\n"
     )
+
+
+def test_probe_pins_the_surface_of_the_locked_tree(registry: Registry, tmp_path: Path) -> None:
+    _publish(registry, tmp_path, "j")
+    root, env = _project(registry, tmp_path, "j"), _env(tmp_path)
+    assert _mcpsync(root, env, "lock").code == 0
+    _publish(registry, tmp_path, "j", "1.0.1")  # npx would run this one
+    probed = _mcpsync(root, env, "probe")
+    assert probed.code == 0, probed
+    lock = (root / "mcp.lock").read_text()
+    assert 'name = "which_dep"\ndescription = "dep 1.0.0"\n' in lock

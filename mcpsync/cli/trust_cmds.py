@@ -69,9 +69,11 @@ def _pick(lock: Lock, aliases: Sequence[str]) -> list[LockedServer]:
 
 def _probe(proj: Project, servers: list[LockedServer], timeout: float) -> list[Outcome]:
     from mcpsync.probe import probe_all, require_sdk
+    from mcpsync.tree.launcher import started_here
 
     require_sdk("probing servers")
-    return probe_all(servers, root=proj.root, timeout=timeout)
+    started = [started_here(s, proj.root) for s in servers]  # a locked tree runs as in clients
+    return probe_all(started, root=proj.root, timeout=timeout)
 
 
 def _failures(outcomes: Sequence[Outcome], as_json: bool) -> int:

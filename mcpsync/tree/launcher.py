@@ -52,6 +52,23 @@ def client_server(server: LockedServer, target_kind: str, scope: str, root: Path
     return replace(server, launch=replace(server.launch, command=command, args=args))
 
 
+def started_here(server: LockedServer, root: Path) -> LockedServer:
+    """`server` as `probe` starts it: with a locked tree, through this mcpsync's own launcher
+    (this interpreter, its import path and tree cache), so the surface pinned is the tree's."""
+    if server.tree is None:
+        return server
+    import sys
+    from dataclasses import replace
+
+    env = dict(server.launch.env)
+    for name in ("PYTHONPATH", "MCPSYNC_CACHE_DIR"):  # the SDK passes only PATH, HOME, …
+        if os.environ.get(name):
+            env[name] = os.environ[name]
+    args = ("-m", "mcpsync", "-C", str(root), "run", server.alias)
+    launch = replace(server.launch, command=sys.executable, args=args, env=env)
+    return replace(server, launch=launch)
+
+
 def entry(lock: Lock | None, root: Path, alias: str) -> LockedServer:
     """The intact entry for `alias`."""
     from mcpsync import integrity
