@@ -13,6 +13,10 @@ record: an edit of either shows as `launch.args`. The rest of [server.artifact] 
 digests, the mcpb bundle's, `store`) was gathered from an artifact store, not derived: it is
 carried over as recorded, and only looking it up again (online) can tell an edit of it.
 
+With the project's root, `check` also hashes each locked dependency tree file again
+([server.tree]: `check_trees`): a tree file is not derived from anything in the entry, but
+its bytes must be the ones the entry records.
+
 What this cannot see offline: a forgery that rewrites server-json, digest and launch
 consistently. Comparing `digest` with the registry's own server.json is an online check.
 Whether the inputs still match mcp.toml is staleness (`lockfile.stale_reasons`), not this.

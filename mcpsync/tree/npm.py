@@ -139,10 +139,14 @@ def _npm(args: list[str], cwd: Path, settings: StoreSettings, *, what: str) -> N
     project_rc, local_rc = settings.root / ".npmrc", cwd / ".npmrc"
     if project_rc.is_file():
         shutil.copyfile(project_rc, local_rc)
-    env = {k: v for k, v in settings.env.items() if not k.lower().startswith("npm_config_prefix")}
     try:
         done = subprocess.run(
-            [npm, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=_TIMEOUT
+            [npm, *args],
+            cwd=cwd,
+            env=dict(settings.env),
+            capture_output=True,
+            text=True,
+            timeout=_TIMEOUT,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise EnvFailure(f"{what}: {exc}") from None
