@@ -11,6 +11,7 @@ whole truth about what a run did, and restoring one puts a trial back at the sta
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -18,7 +19,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -325,6 +326,41 @@ def judge(base: Path, old: Tree, new: Tree) -> Verdict:
         else:
             verdict.problems.append(f"{path}: a file neither run would leave")
     return verdict
+
+
+# --- refusals -----------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def refused_by_the_os(path: Path, how: str) -> Iterator[str]:
+    """Make the OS refuse to replace `path`, whoever we are; yields the error it gives.
+    `immutable`: chattr +i as root (root ignores permission bits), else a directory without
+    write permission; `read-only mount`: its directory bind-mounted read-only (root only)."""
+    import pytest  # the bench scripts import this module without running a test
+
+    if os.geteuid() != 0:
+        if how != "immutable":
+            pytest.skip("mounting needs root")
+        path.parent.chmod(0o555)
+        try:
+            yield "Permission denied"
+        finally:
+            path.parent.chmod(0o755)
+        return
+    if how == "immutable":
+        on, off = ["chattr", "+i", str(path)], ["chattr", "-i", str(path)]
+        why = "it is immutable or append-only"
+    else:
+        folder = str(path.parent)
+        on, off = ["mount", "--bind", "-o", "ro", folder, folder], ["umount", folder]
+        why = "Read-only file system"
+    done = subprocess.run(on, capture_output=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"{' '.join(on[:2])} is not possible here: {done.stderr.decode().strip()}")
+    try:
+        yield why
+    finally:
+        subprocess.run(off, check=True)
 
 
 # --- kill -9 -----------------------------------------------------------------------------------

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
+from reliability import refused_by_the_os
 from sync_helpers import SERVERS, Project, make_project
 
 GLOBAL = '[[targets]]\nkind = "holodeck-global"\n'
@@ -95,3 +94,54 @@ def test_a_refused_record_leaves_no_orphan_in_the_shared_config(project: Project
     assert project.sync().code == 0
     assert global_names(project) == ["search"] and owned(project) == ["search"]
     assert project.sync("--check").code == 0
+
+
+@contextlib.contextmanager
+def refused(path: Path, how: str) -> Iterator[str]:
+    """`path` made unwritable `how`; yields what the error says. Undone on leaving: the user
+    fixes the file (a directory in its place is replaced by the file as it was)."""
+    if how == "read-only":
+        path.chmod(0o444)
+        try:
+            yield "it is read-only (mode 0444)"
+        finally:
+            path.chmod(0o644)
+    elif how == "immutable":
+        with refused_by_the_os(path, how) as why:
+            yield why
+    else:
+        data = path.read_bytes()
+        path.unlink()
+        path.mkdir()
+        try:
+            yield "it is a directory, not a file"
+        finally:
+            path.rmdir()
+            path.write_bytes(data)
+
+
+@pytest.mark.parametrize("how", ["read-only", "immutable", "directory"])
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_a_file_sync_cannot_write_stops_it_before_any_write(
+    project: Project, kind: str, how: str
+) -> None:
+    synced_both(project)
+    path = KINDS[kind](project)
+
+    with refused(path, how) as why:
+        before = tree(project.root, project.home, project.state)
+        result = project.sync()
+        first = result.err.splitlines()[0]
+        assert result.code == 3, result.err
+        assert first.startswith("error: Cannot ") and f" {path}: {why}." in first, first
+        assert tree(project.root, project.home, project.state) == before  # every file old
+        # the change is still to be made; a directory where a file sync reads should be
+        # (all but the stamps, a cache) stops the check too, with the same error
+        unreadable = how == "directory" and kind != "stamps"
+        assert project.sync("--check").code == (3 if unreadable else 1)
+
+    assert project.sync().code == 0
+    assert global_names(project) == ["search"] and owned(project) == ["search"]
+    assert project.sync("--check").code == 0
+    after = tree(project.root, project.home, project.state)
+    assert project.sync().code == 0 and tree(project.root, project.home, project.state) == after
