@@ -18,6 +18,8 @@ import yaml
 from reliability import refused_by_the_os
 from sync_helpers import SERVERS, Project, make_project
 
+from mcpsync import fsutil
+
 GLOBAL = '[[targets]]\nkind = "holodeck-global"\n'
 AGENT = '[[targets]]\nkind = "holodeck-agent"\npath = "agents/*/agent.yaml"\n'
 
@@ -145,3 +147,30 @@ def test_a_file_sync_cannot_write_stops_it_before_any_write(
     assert project.sync("--check").code == 0
     after = tree(project.root, project.home, project.state)
     assert project.sync().code == 0 and tree(project.root, project.home, project.state) == after
+
+
+def test_check_says_when_only_the_ledger_is_left_to_finish(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Interrupted after the last target (Ctrl-C: no restore runs, as after a kill), the
+    ledger still claims the dropped `weather` too: harmless, and `sync --check` passes (the
+    files match the lock) but says so; the next sync narrows it."""
+    synced_both(project)
+    ledger = project.state / "owners.json"
+    real = fsutil.atomic_write
+
+    def interrupted(path: Path, text: str) -> None:
+        if path == ledger:  # narrowing the claims (only a name dropped: no widening write)
+            raise KeyboardInterrupt
+        real(path, text)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(fsutil, "atomic_write", interrupted)
+        assert project.sync().code == 130
+    assert global_names(project) == ["search"] and owned(project) == ["search", "weather"]
+
+    check = project.sync("--check")
+    assert check.code == 0
+    assert f"{ledger} is not up to date: run `mcpsync sync`" in check.err
+    assert project.sync().code == 0 and owned(project) == ["search"]
+    assert "owners.json" not in project.sync("--check").err
