@@ -7,10 +7,10 @@ first byte, a failure part-way puts back those already replaced, and the order m
 killed between two files (no restore can run then) one the next sync completes.
 
 Stamps (a cache, never a source of truth): after a successful write, sync keeps for each file
-the digest of the text it wrote and of the inputs that text came from (entries, editor and
-mcpsync's version). A later run that finds the same text for the same inputs knows the edit would
-give that text back (sync is idempotent), so it skips parsing the file. A missing, corrupt or
-stale stamp only costs the parse.
+the digest of the text it wrote and of the inputs that text came from (the entries, and the
+code, named by mcpsync's version and STAMPS_VERSION). A later run that finds the same text for
+the same inputs knows the edit would give that text back (sync is idempotent), so it skips
+parsing the file. A missing, corrupt or stale stamp only costs the parse.
 """
 
 from __future__ import annotations
