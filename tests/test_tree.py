@@ -399,3 +399,22 @@ def test_probe_pins_the_surface_of_the_locked_tree(registry: Registry, tmp_path:
     assert probed.code == 0, probed
     lock = (root / "mcp.lock").read_text()
     assert 'name = "which_dep"\ndescription = "dep 1.0.0"\n' in lock
+
+
+def test_an_install_script_runs_for_the_package_the_tree_marks(
+    registry: Registry, tmp_path: Path
+) -> None:
+    scripted = dep_package(tmp_path / "src", "1.0.0", name="tiny-dep-k")
+    manifest = json.loads((scripted / "package.json").read_text())
+    manifest["scripts"] = {"postinstall": "node -e \"require('fs').writeFileSync('ran', '')\""}
+    (scripted / "package.json").write_text(json.dumps(manifest))
+    registry.publish(scripted)
+    registry.publish(server_package(tmp_path / "src", name="tiny-mcp-k", dep="tiny-dep-k"))
+    root, env = _project(registry, tmp_path, "k"), _env(tmp_path)
+    assert _mcpsync(root, env, "lock").code == 0
+    tree = json.loads((root / "mcp.lock.d" / "tiny.npm.json").read_text())["packages"]
+    assert tree["node_modules/tiny-dep-k"].get("hasInstallScript") is True
+    assert "hasInstallScript" not in tree["node_modules/tiny-mcp-k"]
+    assert _mcpsync(root, env, "install").code == 0
+    (dest,) = [d for d in (tmp_path / "cache" / "trees").iterdir() if d.is_dir()]
+    assert (dest / "node_modules" / "tiny-dep-k" / "ran").exists()
