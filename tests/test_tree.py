@@ -418,3 +418,25 @@ def test_an_install_script_runs_for_the_package_the_tree_marks(
     assert _mcpsync(root, env, "install").code == 0
     (dest,) = [d for d in (tmp_path / "cache" / "trees").iterdir() if d.is_dir()]
     assert (dest / "node_modules" / "tiny-dep-k" / "ran").exists()
+
+
+def test_a_dependency_npm_cannot_hash_is_refused_at_lock(
+    registry: Registry, tmp_path: Path
+) -> None:
+    repo = dep_package(tmp_path / "git", "1.0.0", name="git-dep")  # a git dependency: no hash
+    git = ["git", "-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t"]
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "dep"]):
+        subprocess.run([*git, *args], check=True, capture_output=True)
+    more = {"git-dep": f"git+file://{repo}"}
+    registry.publish(dep_package(tmp_path / "src", "1.0.0", name="tiny-dep-l"))
+    registry.publish(
+        server_package(tmp_path / "src", name="tiny-mcp-l", dep="tiny-dep-l", more=more)
+    )
+    root, env = _project(registry, tmp_path, "l"), _env(tmp_path)
+    done = _mcpsync(root, env, "lock")
+    assert done.code == 2, done
+    assert (
+        "Server 'tiny': tiny-mcp-l@1.0.0: npm records no integrity hash for node_modules/git-dep"
+        in done.err
+    )
+    assert not (root / "mcp.lock").exists() and not (root / "mcp.lock.d").exists()

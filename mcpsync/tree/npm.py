@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpsync.artifacts.model import StoreSettings
-from mcpsync.errors import ArtifactStoreError, EnvFailure
+from mcpsync.errors import ArtifactStoreError, EnvFailure, InputError
 
 ROOT_NAME = "mcpsync-tree"
 # Flags every npm call here gets: no audit/fund requests, no update check; retries within
@@ -63,7 +63,9 @@ def resolve(
         what=f"npm could not resolve the dependency tree of {identifier}@{version}",
     )
     data = _json(workdir / "package-lock.json", f"{identifier}@{version}")
-    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    tree = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    _every_package_hashed(_entries(tree), f"{identifier}@{version}")
+    return tree
 
 
 def packages(tree: bytes) -> list[tuple[str, str, str]]:
@@ -81,6 +83,7 @@ def materialise(tree: bytes, dest: Path, settings: StoreSettings) -> None:
     """Install the tree into `dest` with `npm ci --ignore-scripts` (each tarball checked
     against its integrity by npm), then check every package is there at its version."""
     entries = _entries(tree)
+    _every_package_hashed(entries, "the locked tree")
     root = entries.get("", {})
     deps = root.get("dependencies") if isinstance(root, dict) else None
     if not isinstance(deps, dict) or not deps:
@@ -182,6 +185,18 @@ def _entries(tree: bytes) -> dict[str, dict[str, Any]]:
     if not isinstance(found, dict) or not all(isinstance(v, dict) for v in found.values()):
         raise ArtifactStoreError("the npm tree file is not an npm lockfile (v3 `packages`)")
     return found
+
+
+def _every_package_hashed(entries: Mapping[str, Mapping[str, Any]], what: str) -> None:
+    """npm ci checks a tarball only against an `integrity` the tree holds: a package without
+    one (a git or plain tarball-URL dependency) would install unchecked, so no tree has one."""
+    bare = [p for p, e in entries.items() if p and not e.get("link") and not e.get("integrity")]
+    if bare:
+        raise InputError(
+            f"{what}: npm records no integrity hash for {', '.join(sorted(bare)[:3])} "
+            "(a git or tarball-URL dependency?), so its tree cannot be locked; "
+            "set `tree = false` for this server"
+        )
 
 
 def _check_installed(dest: Path, entries: Mapping[str, Mapping[str, Any]]) -> None:
