@@ -129,19 +129,33 @@ def test_the_locked_tree_runs_not_the_new_release_of_a_dependency(
     assert npx.stdout == "dep 1.0.1\n", npx.stderr
 
 
-def test_lock_again_changes_nothing_and_check_passes(registry: Registry, tmp_path: Path) -> None:
+def test_lock_keeps_a_tree_a_fresh_lock_takes_new_releases_and_is_deterministic(
+    registry: Registry, tmp_path: Path
+) -> None:
     _publish(registry, tmp_path, "b")
     root, env = _project(registry, tmp_path, "b"), _env(tmp_path)
     assert _mcpsync(root, env, "lock").code == 0
+    tree_file = root / "mcp.lock.d" / "tiny.npm.json"
+    files = [root / "mcp.lock", tree_file]
+    locked = [f.read_bytes() for f in files]
+    # resolved from nothing on another machine (another npm cache): the same bytes
+    _forget(root)
+    assert _mcpsync(root, _env(tmp_path, "other"), "lock").code == 0
+    assert [f.read_bytes() for f in files] == locked
     _publish(registry, tmp_path, "b", "1.0.1")
-    files = [root / "mcp.lock", root / "mcp.lock.d" / "tiny.npm.json"]
     before = [(f.read_bytes(), f.stat().st_mtime_ns) for f in files]
     again = _mcpsync(root, env, "lock")
     assert again.code == 0 and "Changed" not in again.err, again
-    assert [
-        (f.read_bytes(), f.stat().st_mtime_ns) for f in files
-    ] == before  # kept, not re-resolved
+    assert [(f.read_bytes(), f.stat().st_mtime_ns) for f in files] == before  # kept, not resolved
     assert _mcpsync(root, env, "lock", "--check").code == 0
+    _forget(root)  # a lock from nothing takes the new release
+    assert _mcpsync(root, env, "lock").code == 0
+    assert b'"version": "1.0.1"' in tree_file.read_bytes()
+
+
+def _forget(root: Path) -> None:
+    shutil.rmtree(root / "mcp.lock.d")
+    (root / "mcp.lock").unlink()
 
 
 def test_an_edited_tree_file_is_refused_everywhere_and_repaired_by_lock(
