@@ -124,6 +124,7 @@ class PypiIndex:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.auth: tuple[str, str] | None = None
         self.latency = 0.0  # seconds added to every answer (a remote index)
+        self.html_only = False  # speak PEP 503 HTML only, whatever the Accept header asks
         self.requests: list[str] = []
         self._port = port
         self._lock = threading.Lock()
@@ -231,7 +232,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, b"not found", "text/plain")
             return
         files = [(p.name, _sha256(p)) for p in sorted(folder.iterdir())]
-        if JSON_TYPE in self.headers.get("Accept", ""):
+        if JSON_TYPE in self.headers.get("Accept", "") and not self.index.html_only:
             body = {
                 "meta": {"api-version": "1.0"},
                 "name": project,

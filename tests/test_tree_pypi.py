@@ -144,6 +144,29 @@ def test_unresolvable_dependencies_are_bad_input(
     assert "\n" not in caught.value.message and caught.value.exit_code == 2
 
 
+@pytest.mark.parametrize("html_only", [False, True])
+def test_the_tree_pins_the_files_the_artifact_lookup_records(
+    tmp_path: Path, index: PypiIndex, settings: StoreSettings, html_only: bool
+) -> None:
+    """The index answers PEP 691 JSON and PEP 503 HTML; either way the lock's [server.artifact]
+    and the tree agree on the server's own wheel."""
+    import threading
+
+    from mcpsync.artifacts import pypi as artifact_pypi
+    from mcpsync.artifacts.model import Wanted
+    from mcpsync.artifacts.session import Session
+
+    index.html_only = html_only
+    session = Session(settings, retries=0)
+    try:
+        wanted = Wanted(kind="pypi", identifier="tiny-mcp", version="1.0.0")
+        artifact = artifact_pypi.lookup(session, wanted, threading.Event())
+    finally:
+        session.close()
+    rows = [row for row in pypi.packages(resolved(tmp_path, settings)) if row[0] == "tiny-mcp"]
+    assert [sha for *_, sha in rows] == list(artifact.files.values())
+
+
 @pytest.mark.parametrize(
     ("identifier", "version"), [("tiny-mcp; os_name == 'nt'", "1"), ("tiny-mcp", "1,<2")]
 )

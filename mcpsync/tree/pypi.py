@@ -88,18 +88,13 @@ def resolve(
 def packages(tree: bytes) -> list[tuple[str, str, str]]:
     """(name, version, "sha256:…") for every file the tree pins, sorted: one row per package,
     or one per file for a package with several (a universal tree: a wheel per platform)."""
-    rows = []
-    for package in _packages(_parse(tree)):
-        name, version = str(package.get("name")), str(package.get("version"))
-        for sha in _file_hashes(package, f"{name} {version}"):
-            rows.append((name, version, f"sha256:{sha}"))
-    return sorted(rows)
+    return _rows(_parse(tree))
 
 
 def materialise(tree: bytes, dest: Path, settings: StoreSettings) -> None:
     """A venv at `dest` holding exactly the tree, every file's sha256 checked by uv."""
     data = _parse(tree)
-    packages(tree)  # a package without a sha256 is refused before anything is fetched
+    _rows(data)  # a package without a sha256 is refused before anything is fetched
     tool = data.get("tool", {}).get("mcpsync", {}) if isinstance(data.get("tool"), dict) else {}
     python = str(tool.get("python") or current_python())
     index = _index(settings)
@@ -303,6 +298,14 @@ def _parse(tree: bytes) -> dict[str, Any]:
     return data
 
 
+def _rows(data: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    rows = []
+    for package in _packages(data):
+        name, version = package["name"], package["version"]
+        rows += [(name, version, f"sha256:{sha}") for sha in _file_hashes(package, name, version)]
+    return sorted(rows)
+
+
 def _packages(data: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     found: list[Mapping[str, Any]] = [p for p in data["packages"] if isinstance(p, dict)]
     if len(found) != len(data["packages"]) or not all(
@@ -312,13 +315,13 @@ def _packages(data: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return found
 
 
-def _file_hashes(package: Mapping[str, Any], label: str) -> list[str]:
+def _file_hashes(package: Mapping[str, Any], name: str, version: str) -> list[str]:
     files = list(package.get("wheels") or [])
     if isinstance(package.get("sdist"), dict):
         files.append(package["sdist"])
     hashes = [f.get("hashes", {}).get("sha256") if isinstance(f, dict) else None for f in files]
     if not hashes or not all(isinstance(h, str) and _SHA256.fullmatch(h) for h in hashes):
-        raise InputError(f"the PyPI tree file pins no sha256 for every file of {label}")
+        raise InputError(f"the PyPI tree file pins no sha256 for every file of {name} {version}")
     return [str(h) for h in hashes]
 
 
