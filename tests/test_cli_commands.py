@@ -368,6 +368,7 @@ def test_list(team: Path, stub: RegistryStub) -> None:
         "transport": "stdio",
         "registry_type": "pypi",
         "launch": "uvx notes-mcp==1.0.0 --notes-dir /srv/notes",
+        "tree": None,
     }
 
 

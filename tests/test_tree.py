@@ -105,6 +105,8 @@ def test_the_locked_tree_runs_not_the_new_release_of_a_dependency(
     lock = (root / "mcp.lock").read_text()
     assert '[server.tree]\nfile = "mcp.lock.d/tiny.npm.json"\n' in lock
     assert "packages = 2\n" in lock
+    listed = _mcpsync(root, env, "list")
+    assert listed.out.endswith("npx -y tiny-mcp-a@1.0.0  (locked tree: 2 packages)\n"), listed
     tree = json.loads((root / "mcp.lock.d" / "tiny.npm.json").read_text())
     dep = tree["packages"]["node_modules/tiny-dep-a"]
     assert dep["version"] == "1.0.0" and dep["integrity"].startswith("sha512-")

@@ -39,12 +39,13 @@ def list_cmd(ctx: Context, as_json: bool) -> int:
     width = max((len(r["alias"]) for r in rows), default=0)
     for r in rows:
         source = f"{r['name']} {r['version']}" if r["name"] else "(custom)"
-        say(f"{r['alias']:<{width}}  {source}  [{r['transport']}] {r['launch']}")
+        tree = f"  (locked tree: {r['tree']['packages']} packages)" if r["tree"] else ""
+        say(f"{r['alias']:<{width}}  {source}  [{r['transport']}] {r['launch']}{tree}")
     return 0
 
 
 def _row(server: LockedServer) -> dict[str, Any]:
-    launch = server.launch
+    launch, tree = server.launch, server.tree
     shown = launch.url or " ".join([launch.command or "", *launch.args]).strip()
     return {
         "alias": server.alias,
@@ -53,6 +54,9 @@ def _row(server: LockedServer) -> dict[str, Any]:
         "transport": launch.transport,
         "registry_type": launch.registry_type,
         "launch": shown,
+        "tree": None
+        if tree is None
+        else {"file": tree.file, "digest": tree.digest, "packages": tree.packages},
     }
 
 
