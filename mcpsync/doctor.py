@@ -48,16 +48,27 @@ def env_finding(server: LockedServer, environ: Mapping[str, str]) -> Finding:
     return Finding("env", server.alias, True, f"set: {', '.join(names)}" if names else "none")
 
 
+# What a server with a locked tree needs instead of its launch's command: the launcher the
+# targets run, and what installs and runs the tree (uv comes with mcpsync's own install).
+TREE_RUNTIMES = {"npm": ("mcpsync", "node", "npm"), "pypi": ("mcpsync",)}
+
+
 def runtime_finding(server: LockedServer, probe: Callable[[str], str | None]) -> Finding:
     """`probe(command)` answers the program's version line, or None when it is not found."""
     launch = server.launch
     if not launch.command:
         where = launch.url or f"{launch.registry_type} {launch.identifier}"
         return Finding("runtime", server.alias, True, f"nothing to start ({where})")
-    version = probe(launch.command)
-    if version is None:
-        return Finding("runtime", server.alias, False, f"{launch.command} not found on PATH")
-    return Finding("runtime", server.alias, True, version)
+    needed: tuple[str, ...] = (launch.command,)
+    if server.tree is not None:
+        needed = TREE_RUNTIMES.get(launch.registry_type or "", needed)
+    missing = [command for command in needed if probe(command) is None]
+    if missing:
+        what = " (its locked tree needs them)" if server.tree is not None else ""
+        return Finding(
+            "runtime", server.alias, False, f"{', '.join(missing)} not found on PATH{what}"
+        )
+    return Finding("runtime", server.alias, True, "; ".join(str(probe(c)) for c in needed))
 
 
 def runtime_probe(path: str | None = None) -> Callable[[str], str | None]:

@@ -456,3 +456,25 @@ def test_a_dependency_npm_cannot_hash_is_refused_at_lock(
         in done.err
     )
     assert not (root / "mcp.lock").exists() and not (root / "mcp.lock.d").exists()
+
+
+def test_doctor_checks_what_a_locked_tree_needs(registry: Registry, tmp_path: Path) -> None:
+    _publish(registry, tmp_path, "m")
+    root, env = _project(registry, tmp_path, "m"), _env(tmp_path)
+    assert _mcpsync(root, env, "lock").code == 0 and _mcpsync(root, env, "sync").code == 0
+    runtime = _runtime(_mcpsync(root, env, "doctor", "--json"))
+    assert runtime["ok"] and runtime["detail"].startswith("mcpsync "), runtime
+    no_npm = tmp_path / "no-npm"  # npx-less too: only the launcher, node and this Python
+    no_npm.mkdir()
+    for tool in ("node", "python3"):
+        (no_npm / tool).symlink_to(shutil.which(tool) or tool)
+    bindir = str(Path(sys.executable).parent)
+    runtime = _runtime(_mcpsync(root, {**env, "PATH": f"{bindir}:{no_npm}"}, "doctor", "--json"))
+    assert not runtime["ok"]
+    assert runtime["detail"] == "npm not found on PATH (its locked tree needs them)"
+
+
+def _runtime(done: Result) -> dict[str, object]:
+    checks = done.json()["checks"]
+    (found,) = [c for c in checks if c["check"] == "runtime"]
+    return dict(found)
