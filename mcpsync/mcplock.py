@@ -93,9 +93,14 @@ def _entry(core: Core, now: str) -> dict[str, Any]:
 def cores(manifest: Manifest, lock: Lock) -> list[Core]:
     """One Core per (server, client, scope) the project syncs, sorted by identity. Raises
     InputError when a server cannot be written as a conforming entry."""
+    from mcpsync.targets import scope
+    from mcpsync.tree.launcher import client_server
+
     found: dict[tuple[str, str, str], Core] = {}
     for spec in manifest.targets:
-        for alias, (name, entry) in fragments(spec, lock.servers).items():
+        # the entries sync writes: a server with a locked tree runs through the launcher
+        written = [client_server(s, spec.kind, scope(spec), manifest.root) for s in lock.servers]
+        for alias, (name, entry) in fragments(spec, written).items():
             server = lock.get(alias)
             assert server is not None
             core = _core(server, spec, {name: entry})

@@ -478,3 +478,15 @@ def _runtime(done: Result) -> dict[str, object]:
     checks = done.json()["checks"]
     (found,) = [c for c in checks if c["check"] == "runtime"]
     return dict(found)
+
+
+def test_export_digests_the_entry_sync_writes(registry: Registry, tmp_path: Path) -> None:
+    from mcpsync.mcplock import digest
+
+    _publish(registry, tmp_path, "n")
+    root, env = _project(registry, tmp_path, "n"), _env(tmp_path)
+    assert _mcpsync(root, env, "lock").code == 0 and _mcpsync(root, env, "sync").code == 0
+    assert _mcpsync(root, env, "export", "--format", "mcp-lock/1", "-o", "out.json").code == 0
+    (entry,) = json.loads((root / "out.json").read_text())["entries"]
+    written = json.loads((root / ".mcp.json").read_text())["mcpServers"]
+    assert entry["configDigest"] == digest({"tiny": written["tiny"]})
