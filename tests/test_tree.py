@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 from cli_helpers import Result, run_process
 from npm_registry import Registry, dep_package, server_json, server_package
 
@@ -324,6 +325,7 @@ def test_targets_get_the_launcher_holodeck_through_uvx_user_scope_with_its_proje
     _publish(registry, tmp_path, "h")
     extra = '\n[[targets]]\nkind = "holodeck-agent"\npath = "agent.yaml"\n'
     extra += '\n[[targets]]\nkind = "cursor"\nscope = "user"\n'
+    extra += '\n[[targets]]\nkind = "holodeck-global"\n'
     root, env = _project(registry, tmp_path, "h", extra=extra), _env(tmp_path)
     (root / "agent.yaml").write_text(AGENT)
     assert _mcpsync(root, env, "lock").code == 0
@@ -336,6 +338,17 @@ def test_targets_get_the_launcher_holodeck_through_uvx_user_scope_with_its_proje
     assert str(tmp_path) not in agent  # a committed file: no machine's path in it
     user = json.loads((tmp_path / "home" / ".cursor" / "mcp.json").read_text())["mcpServers"]
     assert user["tiny"]["args"] == ["-C", str(root), "run", "tiny"]
+    holodeck_global = yaml.safe_load((tmp_path / "home" / ".holodeck" / "config.yaml").read_text())
+    (tool,) = holodeck_global["mcp_servers"]
+    assert tool["args"] == [
+        "--from",
+        f"mcpsync=={__version__}",
+        "mcpsync",
+        "-C",
+        str(root),
+        "run",
+        "tiny",
+    ]
     assert _entry(root, env, "--which").stdout == "dep 1.0.0\n"
     if HOLODECK_PYTHON:  # HoloDeck's own loader accepts the entry (npx, node, uvx, docker only)
         check = Path(__file__).with_name("holodeck_check.py")
