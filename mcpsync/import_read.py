@@ -140,7 +140,7 @@ def detect_kind(path: Path, text: str) -> str:
 def read_entries(path: Path, source: str, text: str, kind: str) -> list[Entry]:
     """Every MCP server entry of the file, in file order."""
     raw = _raw_servers(path, text, kind)
-    return [_entry(source, kind, key, value) for key, value in raw.items()]
+    return [read_entry(source, kind, key, value) for key, value in raw.items()]
 
 
 def _raw_servers(path: Path, text: str, kind: str) -> dict[str, Any]:
@@ -202,7 +202,8 @@ _KNOWN = {
 }
 
 
-def _entry(source: str, kind: str, key: str, raw: Any) -> Entry:
+def read_entry(source: str, kind: str, key: str, raw: Any) -> Entry:
+    """One server entry of a `kind` file (`raw` as parsed) in mcp.toml's terms."""
     entry = Entry(source, kind, key)
     if not isinstance(raw, dict):
         raise InputError(f"{entry.where} is not an object. File not read.")

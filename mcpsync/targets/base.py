@@ -98,11 +98,15 @@ class SyncContext:
         return self.files[real]
 
     def resolve(self, raw: str) -> Path:
-        """A target `path` from mcp.toml: `~` is home, relative is relative to mcp.toml."""
-        if raw.startswith("~"):
-            return self.home / raw[1:].lstrip("/\\")
-        path = Path(raw)
-        return path if path.is_absolute() else self.root / path
+        return resolve_path(raw, self.root, self.home)
+
+
+def resolve_path(raw: str, root: Path, home: Path) -> Path:
+    """A target `path` from mcp.toml: `~` is home, relative is relative to mcp.toml."""
+    if raw.startswith("~"):
+        return home / raw[1:].lstrip("/\\")
+    path = Path(raw)
+    return path if path.is_absolute() else root / path
 
 
 class Target(Protocol):

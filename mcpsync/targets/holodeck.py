@@ -168,7 +168,7 @@ class AgentTarget:
     def _files(self, ctx: SyncContext) -> list[Path]:
         pattern = self.spec.path or "agent.yaml"
         try:
-            found = _glob(ctx.resolve(pattern))
+            found = glob_files(ctx.resolve(pattern))
         except OSError as exc:  # e.g. a path component longer than the file system allows
             raise InputError(
                 f"Cannot search for agent.yaml files of target {label(self.spec)} "
@@ -184,7 +184,7 @@ class AgentTarget:
         return found
 
 
-def _glob(pattern: Path) -> list[Path]:
+def glob_files(pattern: Path) -> list[Path]:
     """Files matching an absolute glob: Path.glob takes only relative patterns, so glob the
     part from the first wildcard on under the fixed directory before it."""
     parts = pattern.parts
