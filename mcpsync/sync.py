@@ -16,7 +16,7 @@ import contextlib
 import difflib
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -59,14 +59,20 @@ class SyncPlan:
 
 
 def select(
-    specs: Sequence[TargetSpec], kinds: Sequence[str] = (), scope: str | None = None
+    specs: Sequence[TargetSpec],
+    kinds: Sequence[str] = (),
+    scope: str | None = None,
+    context: Callable[[], SyncContext] | None = None,
 ) -> list[TargetSpec]:
     """The targets a run is limited to: of one of `kinds` (if any) and of `scope` (if set).
-    A kind that mcp.toml does not declare is bad input (a typo would check nothing)."""
+    A kind that mcp.toml does not declare is bad input (a typo would check nothing); when
+    `context` shows sync wrote files for such a target before, the error says what to do."""
     from mcpsync import targets
 
     declared = {s.kind for s in specs}
     unknown = [k for k in dict.fromkeys(kinds) if k not in declared]
+    if unknown and context is not None:
+        _refuse_removed(context(), unknown)
     if unknown:
         raise InputError(
             f"mcp.toml declares no [[targets]] of kind {', '.join(map(repr, unknown))}",
@@ -77,6 +83,23 @@ def select(
         for s in specs
         if (not kinds or s.kind in kinds) and (scope is None or targets.scope(s) == scope)
     ]
+
+
+def _refuse_removed(ctx: SyncContext, kinds: Sequence[str]) -> None:
+    """`sync --target KIND` for a target removed from mcp.toml whose entries are still in
+    its files: only a full sync removes them (it alone knows every file a target writes)."""
+    from mcpsync.targets import removed
+
+    for kind in kinds:
+        left = removed.undeclared(ctx, kind)
+        if left:
+            files = "; ".join(f"{display(o.path, ctx.root)} ({', '.join(o.names)})" for o in left)
+            raise InputError(
+                f"mcp.toml declares no [[targets]] of kind '{kind}' any more; entries sync "
+                f"wrote for it are still in {files}",
+                hint="run `mcpsync sync` without --target to remove them (`mcpsync sync "
+                "--dry-run` shows how), or declare the target again in mcp.toml to keep them",
+            )
 
 
 def plan(
@@ -105,11 +128,15 @@ def plan(
             found = ctx.found.pop(ctx.real(change.path), None)
             changes.append(replace(change, foreign=tuple(found)) if found else change)
     _no_file_twice(changes)
+    if only is None:  # a full run: files no target writes now give back what sync wrote
+        from mcpsync.targets import removed
+
+        changes += removed.plan(ctx, changes)
     for change in changes:
         if change.shared:
             ctx.ledger.record(change.real, ctx.project_id, change.owned)
     untouched = ctx.ledger.text is None and not ctx.ledger.files
-    partial = len(specs) < len(manifest.targets)  # --target / --scope left some out
+    partial = only is not None  # --target / --scope: files of other targets are not seen
     record = _record_text(changes, ctx, partial)
     return SyncPlan(changes, ctx, None if untouched else ctx.ledger.dumps(), record)
 

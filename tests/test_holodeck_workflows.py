@@ -169,3 +169,65 @@ def test_an_optional_secret_declared_in_mcp_toml_is_written_and_required(
     assert loaded["ok"], loaded.get("error")
     assert loaded["tools"][0]["env"] == {"CONTEXT7_API_KEY": "c7-2"}
     assert "'CONTEXT7_API_KEY' not found" in load(project, agent, {})["error"]
+
+
+# --- block 4: removing a target -----------------------------------------------------------
+
+USER_GLOBAL = (
+    "# my own HoloDeck settings\n"
+    "mcp_servers:\n"
+    "  - name: mine\n"
+    "    description: My own server\n"
+    "    type: mcp\n"
+    "    command: npx\n"
+    '    args: ["-y", "mine-mcp@1.0.0"]\n'
+)
+
+
+def test_a_removed_global_target_gives_back_what_sync_wrote(project: Project) -> None:
+    project.write("agents/research/agent.yaml", AGENT.format(name="research"))
+    global_file = project.write("~/.holodeck/config.yaml", USER_GLOBAL)
+    agent_target = '[[targets]]\nkind = "holodeck-agent"\npath = "agents/*/agent.yaml"'
+    servers = (
+        '[servers.docs]\nname = "io.github.acme/docs"',
+        '[servers.wiki]\nname = "com.acme/wiki"',
+    )
+    project.manifest(*servers, agent_target, '[[targets]]\nkind = "holodeck-global"')
+    project.lock()
+    assert project.sync().code == 0
+    assert "name: docs" in global_file.read_text()
+    project.manifest(*servers, agent_target)  # the team drops the global target
+
+    refused = project.sync("--target", "holodeck-global")
+    assert refused.code == 2
+    assert refused.err == (
+        "error: mcp.toml declares no [[targets]] of kind 'holodeck-global' any more; entries "
+        f"sync wrote for it are still in {global_file} (docs, wiki)\n"
+        "  hint: run `mcpsync sync` without --target to remove them (`mcpsync sync --dry-run` "
+        "shows how), or declare the target again in mcp.toml to keep them\n"
+    )
+    check = project.sync("--check")
+    assert check.code == 1 and str(global_file) in check.err, check.text
+    result = project.sync()
+    assert result.code == 0, result.text
+    assert f"Updated {global_file}" in result.err
+    assert (
+        f"{global_file}: removed docs, wiki, written for a holodeck-global target mcp.toml "
+        "no longer declares" in result.err
+    )
+    assert global_file.read_text() == USER_GLOBAL  # the user's own entry and comment stay
+    assert project.ledger()["files"] == {}
+    again = project.sync()
+    assert again.code == 0 and "already match" in again.err and "removed" not in again.err
+    assert project.sync("--check").code == 0
+
+    agent = load(project, project.path("agents/research/agent.yaml"), REQUIRED)
+    assert agent["ok"], agent.get("error")
+    assert [(t["name"], t.get("command")) for t in agent["tools"]] == [
+        ("docs", "npx"),
+        ("wiki", None),
+        ("mine", "npx"),  # the global config, merged in: only the user's entry is left
+    ]
+    code, output = mcp_list(project, project.path("agents/research/agent.yaml"), REQUIRED)
+    assert code == 0, output
+    assert listed(output) == [("docs", "agent"), ("wiki", "agent"), ("mine", "global")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -90,8 +91,12 @@ def sync(
 
     proj = project.load(ctx.root, registry_override=ctx.registry_override, timeout=ctx.timeout)
     lock = _fresh_lock(proj, frozen)
-    only = sync_mod.select(proj.manifest.targets, kinds, scope) if kinds or scope else None
-    if not proj.manifest.targets or only == []:
+    home = Path(os.path.expanduser("~"))
+    only = None
+    if kinds or scope:
+        context = partial(sync_mod.make_context, proj.root, proj.manifest.path, home)
+        only = sync_mod.select(proj.manifest.targets, kinds, scope, context)
+    if only == [] or not (proj.manifest.targets or _removed_files(proj, home)):
         if proj.manifest.targets:
             note(f"No [[targets]] in mcp.toml match {_filters(kinds, scope)}; nothing to sync.")
         else:
@@ -99,12 +104,20 @@ def sync(
         if as_json:
             emit_json({"in_sync": True, "files": [], "missing_env": []})
         return 0
-    home = Path(os.path.expanduser("~"))
     run = Run(only, adopt)
     if check or dry_run or show_diff:
         the_plan = _plan(proj, lock, home, run)
         return _preview(proj, the_plan, check=check, as_json=as_json)
     return _write(proj, lock, home, run, as_json)
+
+
+def _removed_files(proj: Project, home: Path) -> bool:
+    """Whether files of removed targets still hold entries sync wrote (then a sync with no
+    [[targets]] left still has work: removing them)."""
+    from mcpsync import sync as sync_mod
+    from mcpsync.targets import removed
+
+    return bool(removed.orphans(sync_mod.make_context(proj.root, proj.manifest.path, home)))
 
 
 def _filters(kinds: tuple[str, ...], scope: str | None) -> str:

@@ -69,6 +69,9 @@ class SyncContext:
     adopt: bool = False  # replace the user's own entries of a name the lock writes
     # real path -> entries mcpsync did not write that the planned change replaces or removes
     found: dict[Path, list[Foreign]] = field(default_factory=dict)
+    # real paths of files no declared target writes any more (targets/removed.py): only the
+    # entries this project wrote there are removed; nothing else in them is sync's
+    released: set[Path] = field(default_factory=set)
 
     def real(self, path: Path) -> Path:
         """real_target(path), resolved once a run (the stamps and the read cache both ask)."""
@@ -162,6 +165,8 @@ def removals(
     from mcpsync import ownership
 
     if not shared:
+        if ctx.real(path) in ctx.released:
+            return (ctx.recorded(path) & set(existing)) - set(entries)
         ctx.take(path, ownership.foreign(ctx.recorded(path), existing.items(), entries))
         return set(existing) - set(entries)
     taken: list[Foreign] = []
@@ -197,6 +202,8 @@ def map_change(
 
 
 def label(spec: TargetSpec) -> str:
+    if spec.index < 0:  # the files of a target mcp.toml no longer has (targets/removed.py)
+        return f"{spec.kind} (removed target)"
     return f"{spec.kind} (target #{spec.index + 1})"
 
 

@@ -158,6 +158,8 @@ class AgentTarget:
             if ctx.unchanged_since_sync(path, old, inputs):
                 new = old  # a no-op sync of an untouched file needs no parse (and every
                 # `type: mcp` tool in it is one sync wrote)
+            elif ctx.real(path) in ctx.released:  # only what sync wrote goes
+                new, _ = _edit_tools(old, path, entries, only=ctx.recorded(path))
             else:
                 new, tools = _edit_tools(old, path, entries)
                 ctx.take(path, foreign(ctx.recorded(path), tools, entries))
@@ -196,17 +198,17 @@ def glob_files(pattern: Path) -> list[Path]:
 
 
 def _edit_tools(
-    text: str, path: Path, entries: dict[str, dict[str, Any]]
+    text: str, path: Path, entries: dict[str, dict[str, Any]], only: set[str] | None = None
 ) -> tuple[str, list[tuple[str, Any]]]:
-    """agent.yaml with its `type: mcp` tools replaced by `entries`, parsing the file once;
-    and the (name, tool) of every `type: mcp` tool it held."""
+    """agent.yaml with its `type: mcp` tools (`only`: those of these names) replaced by
+    `entries`, parsing the file once; and the (name, tool) of every tool it replaced."""
     from mcpsync.edit import yamledit
 
     taken: list[dict[str, Any]] = []  # other tools named like one of our entries
     mcp: list[tuple[str, Any]] = []
 
     def managed(item: Any) -> bool:  # called on every item of `tools`
-        if _is_mcp(item):
+        if _is_mcp(item) and (only is None or item.get("name") in only):
             name = item.get("name")
             mcp.append((name if isinstance(name, str) else "", item))
             return True

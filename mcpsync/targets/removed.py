@@ -1,0 +1,105 @@
+"""The files of a removed [[targets]] entry: what sync wrote there is taken out again.
+
+The ownership record (mcp.synced.toml, project files) and the ledger (owners.json, shared
+files) name every file sync wrote and the entries it wrote in each. A file they name that no
+declared target writes any more belongs to a target removed from mcp.toml (or one whose
+`path` moved): a full sync plans it as a target of its kind with no servers, in which only
+the entries this project wrote are removed (SyncContext.released), never the user's own, and
+a shared entry another project still wants stays (ownership.claim). The kind is told from
+the file, as `import` does (import_read.detect_kind).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from mcpsync.errors import InputError
+from mcpsync.manifest import TargetSpec
+from mcpsync.targets.base import FileChange, SyncContext
+
+
+@dataclass(frozen=True)
+class Orphan:
+    """A file sync wrote entries in for this project, whether or not a target still does."""
+
+    path: Path
+    kind: str | None  # None: the file no longer tells which client's it is
+    shared: bool  # a user-scope file (the ledger), else a project file (the record)
+    names: tuple[str, ...]
+
+
+def orphans(ctx: SyncContext, taken: Iterable[Path] = ()) -> list[Orphan]:
+    """Every existing file the record or the ledger says sync wrote for this project, but
+    those whose real path is in `taken` (written by a declared target: not read again)."""
+    skip = set(taken)
+    found = []
+    if ctx.record is not None:
+        for key, names in sorted(ctx.record.files.items()):
+            found.append((ctx.root / key, False, names))
+    for config, owners in sorted(ctx.ledger.files.items()):
+        if owners.get(ctx.project_id):
+            found.append((Path(config), True, owners[ctx.project_id]))
+    out = []
+    for path, shared, names in found:
+        if ctx.real(path) in skip:
+            continue
+        text = ctx.read(path)
+        if text is not None and names:
+            out.append(Orphan(path, kind_of(path, text), shared, tuple(sorted(names))))
+    return out
+
+
+def kind_of(path: Path, text: str) -> str | None:
+    """The target kind that edits the file: by name and place, else by what it holds."""
+    from mcpsync.import_read import detect_kind
+
+    try:
+        return detect_kind(path, text)
+    except InputError:
+        pass
+    if '"mcpServers"' in text:  # the map of Claude Code, Cursor, Gemini CLI, Windsurf...:
+        return "gemini"  # edited as JSONC, which leaves plain JSON plain
+    if '"context_servers"' in text:
+        return "zed"
+    return None
+
+
+def plan(ctx: SyncContext, written: Iterable[FileChange]) -> list[FileChange]:
+    """The changes that remove this project's entries from files no target writes now."""
+    from mcpsync import targets
+
+    changes: list[FileChange] = []
+    for orphan in orphans(ctx, (c.real for c in written)):
+        real = ctx.real(orphan.path)
+        if orphan.kind is None:
+            continue
+        ctx.released.add(real)
+        scope = "user" if orphan.shared else "project"
+        spec = TargetSpec(orphan.kind, str(orphan.path), servers=(), scope=scope, index=-1)
+        for change in targets.make(spec).plan([], ctx):
+            changes.append(_noted(change, orphan, ctx))
+    return changes
+
+
+def _noted(change: FileChange, orphan: Orphan, ctx: SyncContext) -> FileChange:
+    """The change, saying which entries it removes (a shared one another project still
+    writes stays)."""
+    gone = [
+        n
+        for n in orphan.names
+        if not (orphan.shared and ctx.ledger.owner(change.real, n, ctx.project_id))
+    ]
+    if not change.changed or not gone:
+        return change
+    note = (
+        f"{change.path}: removed {', '.join(gone)}, written for a {orphan.kind} target "
+        "mcp.toml no longer declares"
+    )
+    return replace(change, notes=(*change.notes, note))
+
+
+def undeclared(ctx: SyncContext, kind: str) -> list[Orphan]:
+    """Files of `kind` holding entries sync wrote for a target mcp.toml no longer has."""
+    return [o for o in orphans(ctx) if o.kind == kind]

@@ -1,0 +1,83 @@
+"""A [[targets]] entry removed from mcp.toml: the next full sync takes out of its files the
+entries sync wrote there (the record for project files, the ledger for shared ones) and
+nothing else; filtered runs leave such files alone. (HoloDeck's global config, read back by
+HoloDeck itself: tests/test_holodeck_workflows.py.)"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from project_helpers import Result
+from sync_helpers import SERVERS, Project, make_project
+
+CLAUDE = '[[targets]]\nkind = "claude-code"'
+AGENTS = '[[targets]]\nkind = "holodeck-agent"\npath = "agents/*/agent.yaml"'
+CURSOR_USER = '[[targets]]\nkind = "cursor"\nscope = "user"'
+AGENT = "name: a\ntools:\n  - {name: f, type: function}\n"
+EXTRA = (  # an MCP tool written by hand after sync
+    "  - name: extra\n    description: By hand\n    type: mcp\n    command: uvx\n    args: [x]\n"
+)
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+    return make_project(tmp_path, monkeypatch)
+
+
+def ok(project: Project, *argv: str) -> Result:
+    result = project.sync(*argv)
+    assert result.code == 0, result.text
+    return result
+
+
+def test_removed_project_targets_lose_only_what_sync_wrote(project: Project) -> None:
+    project.write("agents/a/agent.yaml", AGENT)
+    project.manifest(SERVERS["files"], SERVERS["notes"], CLAUDE, AGENTS)
+    project.lock()
+    ok(project)
+    mcp_json = project.path(".mcp.json")
+    data = json.loads(mcp_json.read_text())
+    data["mcpServers"]["mine"] = {"command": "uvx", "args": ["mine"]}  # a teammate's own
+    mcp_json.write_text(json.dumps(data, indent=2) + "\n")
+    agent = project.path("agents/a/agent.yaml")
+    agent.write_text(agent.read_text() + EXTRA)
+    # both targets removed, another added
+    project.manifest(SERVERS["files"], SERVERS["notes"], CURSOR_USER)
+
+    # filtered runs know only the targets they select: the files are left, and so is the record
+    ok(project, "--scope", "user")
+    assert "files" in json.loads(mcp_json.read_text())["mcpServers"]
+    assert ".mcp.json" in project.read_text("mcp.synced.toml")
+
+    result = ok(project)
+    assert (
+        f"{mcp_json}: removed files, notes, written for a claude-code target mcp.toml no "
+        "longer declares" in result.err
+    )
+    assert json.loads(mcp_json.read_text()) == {"mcpServers": {"mine": data["mcpServers"]["mine"]}}
+    assert agent.read_text() == AGENT + EXTRA  # sync's tools out, byte for byte
+    assert ".mcp.json" not in project.read_text("mcp.synced.toml")
+    assert "agent.yaml" not in project.read_text("mcp.synced.toml")
+    assert "removed" not in ok(project).err
+    assert ok(project, "--check").code == 0
+
+
+def test_a_shared_entry_another_project_still_writes_stays(project: Project) -> None:
+    other = project.sibling("other")
+    for proj in (project, other):
+        proj.manifest(SERVERS["files"], CURSOR_USER)
+        proj.lock()
+        ok(proj)
+    cursor = project.path("~/.cursor/mcp.json")
+    both = cursor.read_text()
+    project.manifest(SERVERS["files"])  # this project no longer writes ~/.cursor/mcp.json
+
+    result = ok(project)
+    assert "removed" not in result.err  # `other` still writes `files` there
+    assert cursor.read_text() == both
+    assert list(project.ledger()["files"][str(cursor)]) == [str(other.root / "mcp.toml")]
+    other.manifest(SERVERS["files"])
+    assert f"{cursor}: removed files" in ok(other).err
+    assert json.loads(cursor.read_text()) == {"mcpServers": {}}
