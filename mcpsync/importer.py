@@ -141,12 +141,12 @@ def _rendered(kind: str, locked: Sequence[LockedServer]) -> dict[str, tuple[str,
     """entry name -> (alias, the entry sync writes for it in a `kind` file, read back)."""
     from mcpsync.import_read import read_entry
     from mcpsync.manifest import TargetSpec
-    from mcpsync.mcplock import fragments
+    from mcpsync.targets import rendered
 
     out: dict[str, tuple[str, Entry]] = {}
     for server in locked:
         try:  # one at a time: a server this kind cannot hold is simply not in such a file
-            named = fragments(TargetSpec(kind=kind), [server])
+            named = rendered(TargetSpec(kind=kind), [server])
         except InputError:
             continue
         for alias, (name, raw) in named.items():

@@ -6,7 +6,7 @@ declared target writes any more belongs to a target removed from mcp.toml (or on
 `path` moved): a full sync plans it as a target of its kind with no servers, in which only
 the entries this project wrote are removed (SyncContext.released), never the user's own, and
 a shared entry another project still wants stays (ownership.claim). The kind is told from
-the file, as `import` does (import_read.detect_kind).
+the file, as `import` does (targets/detect.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from mcpsync.errors import InputError
 from mcpsync.manifest import TargetSpec
 from mcpsync.targets.base import FileChange, SyncContext
 
@@ -53,17 +52,14 @@ def orphans(ctx: SyncContext, taken: Iterable[Path] = ()) -> list[Orphan]:
 
 def kind_of(path: Path, text: str) -> str | None:
     """The target kind that edits the file: by name and place, else by what it holds."""
-    from mcpsync.import_read import detect_kind
+    from mcpsync.targets.detect import file_kind
 
-    try:
-        return detect_kind(path, text)
-    except InputError:
-        pass
-    if '"mcpServers"' in text:  # the map of Claude Code, Cursor, Gemini CLI, Windsurf...:
-        return "gemini"  # edited as JSONC, which leaves plain JSON plain
-    if '"context_servers"' in text:
-        return "zed"
-    return None
+    kind = file_kind(path, text)
+    if kind is None and '"mcpServers"' in text:  # the map of Claude Code, Cursor, Gemini
+        kind = "gemini"  # CLI, Windsurf...: edited as JSONC, which leaves plain JSON plain
+    elif kind is None and '"context_servers"' in text:
+        kind = "zed"
+    return kind
 
 
 def plan(ctx: SyncContext, written: Iterable[FileChange]) -> list[FileChange]:
