@@ -81,3 +81,17 @@ def test_a_shared_entry_another_project_still_writes_stays(project: Project) -> 
     other.manifest(SERVERS["files"])
     assert f"{cursor}: removed files" in ok(other).err
     assert json.loads(cursor.read_text()) == {"mcpServers": {}}
+
+
+def test_a_removed_target_whose_file_is_gone_is_forgotten(project: Project) -> None:
+    project.manifest(SERVERS["files"], CURSOR_USER)
+    project.lock()
+    ok(project)
+    cursor = project.path("~/.cursor/mcp.json")
+    cursor.unlink()
+    project.manifest(SERVERS["files"])
+    assert "nothing to sync" in ok(project).err
+    project.manifest(SERVERS["files"], CLAUDE)
+    assert "removed" not in ok(project).err
+    assert project.ledger()["files"] == {}  # nothing to remove there: the file is forgotten
+    assert not cursor.exists()

@@ -117,7 +117,8 @@ def _removed_files(proj: Project, home: Path) -> bool:
     from mcpsync import sync as sync_mod
     from mcpsync.targets import removed
 
-    return bool(removed.orphans(sync_mod.make_context(proj.root, proj.manifest.path, home)))
+    ctx = sync_mod.make_context(proj.root, proj.manifest.path, home)
+    return any(o.exists for o in removed.orphans(ctx))
 
 
 def _filters(kinds: tuple[str, ...], scope: str | None) -> str:

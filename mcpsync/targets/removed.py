@@ -24,14 +24,16 @@ class Orphan:
     """A file sync wrote entries in for this project, whether or not a target still does."""
 
     path: Path
-    kind: str | None  # None: the file no longer tells which client's it is
+    kind: str | None  # None: the file is gone, or no longer tells which client's it is
     shared: bool  # a user-scope file (the ledger), else a project file (the record)
     names: tuple[str, ...]
+    exists: bool = True
 
 
 def orphans(ctx: SyncContext, taken: Iterable[Path] = ()) -> list[Orphan]:
-    """Every existing file the record or the ledger says sync wrote for this project, but
-    those whose real path is in `taken` (written by a declared target: not read again)."""
+    """Every file the record or the ledger says sync wrote for this project (one since
+    deleted too: `exists` is False), but those whose real path is in `taken` (written by a
+    declared target: not read again)."""
     skip = set(taken)
     found = []
     if ctx.record is not None:
@@ -45,8 +47,8 @@ def orphans(ctx: SyncContext, taken: Iterable[Path] = ()) -> list[Orphan]:
         if ctx.real(path) in skip:
             continue
         text = ctx.read(path)
-        if text is not None and names:
-            out.append(Orphan(path, kind_of(path, text), shared, tuple(sorted(names))))
+        kind = kind_of(path, text) if text is not None else None
+        out.append(Orphan(path, kind, shared, tuple(sorted(names)), exists=text is not None))
     return out
 
 
@@ -69,10 +71,14 @@ def plan(ctx: SyncContext, written: Iterable[FileChange]) -> list[FileChange]:
     changes: list[FileChange] = []
     for orphan in orphans(ctx, (c.real for c in written)):
         real = ctx.real(orphan.path)
+        if not orphan.exists and orphan.shared:  # nothing left to remove: forget the file
+            ctx.ledger.record(real, ctx.project_id, ())
         if orphan.kind is None:
             continue
         ctx.released.add(real)
-        scope = "user" if orphan.shared else "project"
+        # a project file keeps the kind's default scope (always "project" for the kinds
+        # that have project files); a shared one is the kind's user-scope form
+        scope = "user" if orphan.shared else None
         spec = TargetSpec(orphan.kind, str(orphan.path), servers=(), scope=scope, index=-1)
         for change in targets.make(spec).plan([], ctx):
             changes.append(_noted(change, orphan, ctx))
@@ -98,4 +104,4 @@ def _noted(change: FileChange, orphan: Orphan, ctx: SyncContext) -> FileChange:
 
 def undeclared(ctx: SyncContext, kind: str) -> list[Orphan]:
     """Files of `kind` holding entries sync wrote for a target mcp.toml no longer has."""
-    return [o for o in orphans(ctx) if o.kind == kind]
+    return [o for o in orphans(ctx) if o.kind == kind and o.exists]
