@@ -134,6 +134,7 @@ def _as_locked(sources: Sequence[Source], locked: Sequence[LockedServer]) -> dic
                 alias, ours = rendered.get(entry.key, (None, None))
                 if alias and ours is not None and _launch(ours) == _launch(entry):
                     out[id(entry)] = alias
+                    entry.notes, entry.exports = [], []  # nothing of it is imported
     return out
 
 

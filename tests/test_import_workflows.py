@@ -103,6 +103,7 @@ def test_reimport_of_a_synced_file_adds_only_the_hand_added_server(
         ("weather", True),
     ]
     assert imported["targets"] == []
+    assert imported["export"] == ["WEATHER_API_KEY"]  # the new server's; none for `files`
     toml = load_toml(manifest.read_text())
     assert toml["servers"]["files"]["version"] == "^1.2.0"  # untouched
     assert sorted(toml["servers"]) == ["files", "weather"]
