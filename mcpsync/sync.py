@@ -109,11 +109,14 @@ def plan(
     *,
     again: SyncPlan | None = None,
     only: Sequence[TargetSpec] | None = None,
+    kinds: Sequence[str] = (),
+    scope: str | None = None,
 ) -> SyncPlan:
-    """Every target's changes (`only`: just these targets). `again`: a plan made before the
-    shared-files lock was taken; only its targets that touch shared files are planned again
-    (under that lock, with the ledger read anew); the others, this project's own files, keep
-    their changes."""
+    """Every target's changes (`only`: just these targets, those `kinds` and `scope`
+    select). `again`: a plan made before the shared-files lock was taken; only its targets
+    that touch shared files are planned again (under that lock, with the ledger read anew);
+    the others, this project's own files, keep their changes. Files of removed targets that
+    the filters cover give back what sync wrote there (targets/removed.py)."""
     from mcpsync import targets
     from mcpsync.targets.base import label
 
@@ -128,10 +131,10 @@ def plan(
             found = ctx.found.pop(ctx.real(change.path), None)
             changes.append(replace(change, foreign=tuple(found)) if found else change)
     _no_file_twice(changes)
-    if only is None:  # a full run: files no target writes now give back what sync wrote
+    if only is None or kinds or scope:
         from mcpsync.targets import removed
 
-        changes += removed.plan(ctx, changes)
+        changes += removed.plan(ctx, changes, kinds, scope)
     for change in changes:
         if change.shared:
             ctx.ledger.record(change.real, ctx.project_id, change.owned)

@@ -46,10 +46,14 @@ def test_removed_project_targets_lose_only_what_sync_wrote(project: Project) -> 
     # both targets removed, another added
     project.manifest(SERVERS["files"], SERVERS["notes"], CURSOR_USER)
 
-    # filtered runs know only the targets they select: the files are left, and so is the record
+    # a run limited to user files leaves the project's files, and what the record says of them
     ok(project, "--scope", "user")
     assert "files" in json.loads(mcp_json.read_text())["mcpServers"]
     assert ".mcp.json" in project.read_text("mcp.synced.toml")
+    # CI's gate covers project files: every project target is planned, so it sees them too
+    check = project.sync("--check", "--scope", "project")
+    assert check.code == 1, check.text
+    assert "2 of 2 file(s) differ from mcp.lock: .mcp.json, agents/a/agent.yaml" in check.err
 
     result = ok(project)
     assert (

@@ -32,6 +32,8 @@ class Run:
 
     only: list[TargetSpec] | None
     adopt: bool
+    kinds: tuple[str, ...] = ()  # the filters that chose `only`
+    scope: str | None = None
 
 
 @category("write", read_when=("check", "dry_run", "show_diff"))
@@ -96,7 +98,8 @@ def sync(
     if kinds or scope:
         context = partial(sync_mod.make_context, proj.root, proj.manifest.path, home)
         only = sync_mod.select(proj.manifest.targets, kinds, scope, context)
-    if only == [] or not (proj.manifest.targets or _removed_files(proj, home)):
+    idle = only == [] or not proj.manifest.targets
+    if idle and not _removed_files(proj, home, kinds, scope):
         if proj.manifest.targets:
             note(f"No [[targets]] in mcp.toml match {_filters(kinds, scope)}; nothing to sync.")
         else:
@@ -104,21 +107,21 @@ def sync(
         if as_json:
             emit_json({"in_sync": True, "files": [], "missing_env": []})
         return 0
-    run = Run(only, adopt)
+    run = Run(only, adopt, kinds, scope)
     if check or dry_run or show_diff:
         the_plan = _plan(proj, lock, home, run)
         return _preview(proj, the_plan, check=check, as_json=as_json)
     return _write(proj, lock, home, run, as_json)
 
 
-def _removed_files(proj: Project, home: Path) -> bool:
-    """Whether files of removed targets still hold entries sync wrote (then a sync with no
-    [[targets]] left still has work: removing them)."""
+def _removed_files(proj: Project, home: Path, kinds: tuple[str, ...], scope: str | None) -> bool:
+    """Whether files of removed targets that the run covers still hold entries sync wrote
+    (then a run that selects no declared target still has work: removing them)."""
     from mcpsync import sync as sync_mod
     from mcpsync.targets import removed
 
     ctx = sync_mod.make_context(proj.root, proj.manifest.path, home)
-    return any(o.exists for o in removed.orphans(ctx))
+    return any(o.exists and o.selected(kinds, scope) for o in removed.orphans(ctx))
 
 
 def _filters(kinds: tuple[str, ...], scope: str | None) -> str:
@@ -147,7 +150,9 @@ def _plan(
     from mcpsync import sync as sync_mod
 
     ctx = sync_mod.make_context(proj.root, proj.manifest.path, home, adopt=run.adopt)
-    return sync_mod.plan(proj.manifest, lock, ctx, again=again, only=run.only)
+    return sync_mod.plan(
+        proj.manifest, lock, ctx, again=again, only=run.only, kinds=run.kinds, scope=run.scope
+    )
 
 
 def _write(proj: Project, lock: Any, home: Path, run: Run, as_json: bool) -> int:

@@ -11,7 +11,7 @@ the file, as `import` does (targets/detect.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -28,6 +28,14 @@ class Orphan:
     shared: bool  # a user-scope file (the ledger), else a project file (the record)
     names: tuple[str, ...]
     exists: bool = True
+
+    @property
+    def scope(self) -> str:
+        return "user" if self.shared else "project"
+
+    def selected(self, kinds: Sequence[str] = (), scope: str | None = None) -> bool:
+        """Whether a run limited to `kinds` (if any) and `scope` (if set) covers the file."""
+        return (not kinds or self.kind in kinds) and scope in (None, self.scope)
 
 
 def orphans(ctx: SyncContext, taken: Iterable[Path] = ()) -> list[Orphan]:
@@ -64,12 +72,21 @@ def kind_of(path: Path, text: str) -> str | None:
     return kind
 
 
-def plan(ctx: SyncContext, written: Iterable[FileChange]) -> list[FileChange]:
-    """The changes that remove this project's entries from files no target writes now."""
+def plan(
+    ctx: SyncContext,
+    written: Iterable[FileChange],
+    kinds: Sequence[str] = (),
+    scope: str | None = None,
+) -> list[FileChange]:
+    """The changes that remove this project's entries from files no target writes now (of
+    one of `kinds` and in `scope`, when a run is limited to those: every declared target
+    they select is planned, so a file none of them writes is no target's)."""
     from mcpsync import targets
 
     changes: list[FileChange] = []
     for orphan in orphans(ctx, (c.real for c in written)):
+        if not orphan.selected(kinds, scope):
+            continue
         real = ctx.real(orphan.path)
         if not orphan.exists and orphan.shared:  # nothing left to remove: forget the file
             ctx.ledger.record(real, ctx.project_id, ())
@@ -78,8 +95,8 @@ def plan(ctx: SyncContext, written: Iterable[FileChange]) -> list[FileChange]:
         ctx.released.add(real)
         # a project file keeps the kind's default scope (always "project" for the kinds
         # that have project files); a shared one is the kind's user-scope form
-        scope = "user" if orphan.shared else None
-        spec = TargetSpec(orphan.kind, str(orphan.path), servers=(), scope=scope, index=-1)
+        where = "user" if orphan.shared else None
+        spec = TargetSpec(orphan.kind, str(orphan.path), servers=(), scope=where, index=-1)
         for change in targets.make(spec).plan([], ctx):
             changes.append(_noted(change, orphan, ctx))
     return changes
