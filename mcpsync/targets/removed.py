@@ -38,21 +38,24 @@ class Orphan:
         return (not kinds or self.kind in kinds) and scope in (None, self.scope)
 
 
-def orphans(ctx: SyncContext, taken: Iterable[Path] = ()) -> list[Orphan]:
+def orphans(ctx: SyncContext, written: Iterable[FileChange] = ()) -> list[Orphan]:
     """Every file the record or the ledger says sync wrote for this project (one since
-    deleted too: `exists` is False), but those whose real path is in `taken` (written by a
-    declared target: not read again)."""
-    skip = set(taken)
+    deleted too: `exists` is False), but those a planned change in `written` writes (told
+    by path or the ledger's real path first: a no-op sync resolves no path again)."""
+    done = list(written)
+    paths = {c.path for c in done}
+    reals = {str(c.real) for c in done}
     found = []
     if ctx.record is not None:
         for key, names in sorted(ctx.record.files.items()):
-            found.append((ctx.root / key, False, names))
+            if ctx.root / key not in paths:
+                found.append((ctx.root / key, False, names))
     for config, owners in sorted(ctx.ledger.files.items()):
-        if owners.get(ctx.project_id):
+        if owners.get(ctx.project_id) and config not in reals:
             found.append((Path(config), True, owners[ctx.project_id]))
     out = []
     for path, shared, names in found:
-        if ctx.real(path) in skip:
+        if str(ctx.real(path)) in reals:  # the same file by another name (a symlink)
             continue
         text = ctx.read(path)
         kind = kind_of(path, text) if text is not None else None
@@ -84,7 +87,7 @@ def plan(
     from mcpsync import targets
 
     changes: list[FileChange] = []
-    for orphan in orphans(ctx, (c.real for c in written)):
+    for orphan in orphans(ctx, written):
         if not orphan.selected(kinds, scope):
             continue
         real = ctx.real(orphan.path)
