@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from project_helpers import Result
+from project_helpers import Result, invoke
 from sync_helpers import SERVERS, Project, make_project
 
 CLAUDE = '[[targets]]\nkind = "claude-code"'
@@ -99,3 +99,18 @@ def test_a_removed_target_whose_file_is_gone_is_forgotten(project: Project) -> N
     assert "removed" not in ok(project).err
     assert project.ledger()["files"] == {}  # nothing to remove there: the file is forgotten
     assert not cursor.exists()
+
+
+def test_a_removed_target_is_cleaned_up_with_a_relative_project_dir(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.manifest(SERVERS["files"], CLAUDE, AGENTS)
+    project.write("agents/a/agent.yaml", AGENT)
+    project.lock()
+    ok(project)
+    project.manifest(SERVERS["files"], AGENTS)
+    monkeypatch.chdir(project.root.parent)
+    result = invoke(["-C", project.root.name, "sync"])
+    assert result.code == 0, result.text
+    assert "removed files, written for a claude-code target" in result.err
+    assert json.loads(project.read_text(".mcp.json")) == {"mcpServers": {}}

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from mcpsync.errors import InputError
 from mcpsync.manifest import TargetSpec
 from mcpsync.targets.base import FileChange, SyncContext
 
@@ -55,9 +56,12 @@ def orphans(ctx: SyncContext, written: Iterable[FileChange] = ()) -> list[Orphan
             found.append((Path(config), True, owners[ctx.project_id]))
     out = []
     for path, shared, names in found:
-        if str(ctx.real(path)) in reals:  # the same file by another name (a symlink)
-            continue
-        text = ctx.read(path)
+        try:
+            if (shared and not path.is_absolute()) or str(ctx.real(path)) in reals:
+                continue  # not a path the ledger writes; or a symlink to a written file
+            text = ctx.read(path)
+        except (OSError, ValueError, InputError):  # a path no file can have, a directory,
+            continue  # a file that is not UTF-8 any more: not one sync can edit
         kind = kind_of(path, text) if text is not None else None
         out.append(Orphan(path, kind, shared, tuple(sorted(names)), exists=text is not None))
     return out
@@ -99,7 +103,9 @@ def plan(
         # a project file keeps the kind's default scope (always "project" for the kinds
         # that have project files); a shared one is the kind's user-scope form
         where = "user" if orphan.shared else None
-        spec = TargetSpec(orphan.kind, str(orphan.path), servers=(), scope=where, index=-1)
+        # as mcp.toml would name it: relative to the project (as the record), else absolute
+        raw = orphan.path if orphan.shared else orphan.path.relative_to(ctx.root)
+        spec = TargetSpec(orphan.kind, str(raw), servers=(), scope=where, index=-1)
         for change in targets.make(spec).plan([], ctx):
             changes.append(_noted(change, orphan, ctx))
     return changes
