@@ -13,8 +13,8 @@ is unset (config/env_loader.py substitute_env_vars has no default form such as `
 An optional secret (Launch.optional) written as a reference would stop every load of the
 agent, and of every agent on the machine for the global config, which is merged into each.
 So an env var or header that references one is left out of the entry, and sync says so once
-per file (FileChange.notes); declaring it in mcp.toml `env`/`headers` makes it required and
-written.
+per target when it writes the entries (FileChange.notes); declaring it in mcp.toml
+`env`/`headers` makes it required and written.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 The ownership record (mcp.synced.toml, project files) and the ledger (owners.json, shared
 files) name every file sync wrote and the entries it wrote in each. A file they name that no
 declared target writes any more belongs to a target removed from mcp.toml (or one whose
-`path` moved): a full sync plans it as a target of its kind with no servers, in which only
+`path` moved): a sync that covers it (a full one, or one whose --scope/--target selects its
+kind and scope) plans it as a target of its kind with no servers, in which only
 the entries this project wrote are removed (SyncContext.released), never the user's own, and
 a shared entry another project still wants stays (ownership.claim). The kind is told from
 the file, as `import` does (targets/detect.py).
