@@ -200,7 +200,10 @@ def test_a_swapped_tarball_refuses_to_start(registry: Registry, tmp_path: Path) 
         good.write_bytes(saved)
     assert started.returncode == 3 and started.stdout == "", started
     assert started.stderr.count("\n") == 1, started.stderr
-    assert "npm ci refused the locked tree" in started.stderr
+    assert started.stderr.startswith(
+        "mcpsync run tiny: npm ci refused the locked tree: tiny-dep-d@1.0.0's tarball is not "
+        "the bytes the tree pins; npm: code EINTEGRITY"
+    ), started.stderr
     assert "integrity" in started.stderr.lower()
     assert not list((tmp_path / "cache" / "trees").glob("*/.mcpsync-tree"))  # nothing marked good
     assert _entry(root, env, "--which").stdout == "dep 1.0.0\n"  # the real bytes: it starts

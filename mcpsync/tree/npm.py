@@ -90,7 +90,11 @@ def materialise(tree: bytes, dest: Path, settings: StoreSettings) -> None:
         raise ArtifactStoreError("the npm tree names no package to install; run `mcpsync lock`")
     _write_package(dest, {str(k): str(v) for k, v in deps.items()})
     (dest / "package-lock.json").write_bytes(tree)
-    _npm(["ci", "--ignore-scripts", *_QUIET], dest, settings, what="npm ci refused the locked tree")
+    try:
+        _npm(["ci", "--ignore-scripts", *_QUIET], dest, settings, what=_REFUSED)
+    except ArtifactStoreError as exc:
+        exc.message = _name_the_package(exc.message, entries)
+        raise
     scripted = [
         path.rpartition("node_modules/")[2]
         for path, e in entries.items()
@@ -185,6 +189,20 @@ def _entries(tree: bytes) -> dict[str, dict[str, Any]]:
     if not isinstance(found, dict) or not all(isinstance(v, dict) for v in found.values()):
         raise ArtifactStoreError("the npm tree file is not an npm lockfile (v3 `packages`)")
     return found
+
+
+_REFUSED = "npm ci refused the locked tree"
+
+
+def _name_the_package(message: str, entries: Mapping[str, Mapping[str, Any]]) -> str:
+    """npm's EINTEGRITY error names hashes, not the package: say which one it is."""
+    for path, entry in entries.items():
+        integrity = entry.get("integrity")
+        if path and isinstance(integrity, str) and f"wanted {integrity}" in message:
+            name = f"{path.rpartition('node_modules/')[2]}@{entry.get('version')}"
+            said = f"{name}'s tarball is not the bytes the tree pins; npm: "
+            return message.replace(f"{_REFUSED}: ", f"{_REFUSED}: {said}", 1)
+    return message
 
 
 def _every_package_hashed(entries: Mapping[str, Mapping[str, Any]], what: str) -> None:
