@@ -41,11 +41,20 @@ def referenced_names(server: LockedServer) -> list[str]:
 
 
 def env_finding(server: LockedServer, environ: Mapping[str, str]) -> Finding:
+    """Unset required variables fail; unset optional ones (Launch.optional: the server starts
+    without them, and every target writes them so that it does) are listed, not failed."""
     names = referenced_names(server)
-    missing = [name for name in names if not environ.get(name)]
-    if missing:
-        return Finding("env", server.alias, False, f"not set: {', '.join(missing)}")
-    return Finding("env", server.alias, True, f"set: {', '.join(names)}" if names else "none")
+    unset = [name for name in names if not environ.get(name)]
+    optional = set(server.launch.optional)
+    missing = [name for name in unset if name not in optional]
+    parts = [f"not set: {', '.join(missing)}"] if missing else []
+    set_names = [name for name in names if name not in unset]
+    if set_names and not missing:
+        parts.append(f"set: {', '.join(set_names)}")
+    unset_optional = [name for name in unset if name in optional]
+    if unset_optional:
+        parts.append(f"optional, not set: {', '.join(unset_optional)}")
+    return Finding("env", server.alias, not missing, "; ".join(parts) or "none")
 
 
 def runtime_finding(server: LockedServer, probe: Callable[[str], str | None]) -> Finding:
