@@ -571,3 +571,21 @@ def test_exceptions_map_to_exit_codes(
     result = run_cli("boom")
     assert result.code == code, str(result)
     assert needle in result.err and "Traceback" not in result.err
+
+
+def test_init_in_a_subdirectory_of_a_project_warns_and_points_to_it(tmp_path: Path) -> None:
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    assert run_cli("init", cwd=alone).err == ""  # no project above: nothing to say
+    tmp_path = tmp_path / "team"
+    sub = tmp_path / "agents" / "research"
+    sub.mkdir(parents=True)
+    (tmp_path / "mcp.toml").write_text("# the team's\n")
+    result = run_cli("init", cwd=sub)
+    assert result.code == 0, str(result)
+    assert (sub / "mcp.toml").read_text() == INIT_TEMPLATE
+    assert result.err == (
+        f"warning: {tmp_path}/mcp.toml already declares a project above this one; commands "
+        f"run in {sub} now use the new file. To add servers to that project instead, delete "
+        f"{sub}/mcp.toml and run `mcpsync -C {tmp_path} add NAME`\n"
+    )

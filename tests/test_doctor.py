@@ -187,7 +187,8 @@ def test_doctor_lists_unset_optional_variables_without_failing(tmp_path: Path) -
         assert run_cli("lock", cwd=project).code == 0
     result = run_cli("doctor", cwd=project, env=_env(tmp_path, MEMO_KEY="k"))
     assert result.code == 0, result
-    assert "ok   env      memo      set: MEMO_KEY; optional, not set: MEMO_DEBUG_TOKEN" in result.out
+    row = "ok   env      memo      set: MEMO_KEY; optional, not set: MEMO_DEBUG_TOKEN"
+    assert row in result.out
     result = run_cli("doctor", cwd=project, env=_env(tmp_path))
     assert result.code == 1, result
     assert "BAD  env      memo      not set: MEMO_KEY; optional, not set: MEMO_DEBUG_TOKEN" in (

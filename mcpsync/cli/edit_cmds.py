@@ -13,7 +13,7 @@ from mcpsync.choices import PACKAGES, TRANSPORTS
 from mcpsync.cli.complete import aliases
 from mcpsync.cli.context import Context
 from mcpsync.cli.meta import category, examples
-from mcpsync.cli.output import emit_json, json_option, say
+from mcpsync.cli.output import emit_json, json_option, note, say
 from mcpsync.errors import InputError
 
 if TYPE_CHECKING:
@@ -41,7 +41,23 @@ def init(ctx: Context, force: bool, as_json: bool) -> int:
         emit_json({"written": str(path)})
     else:
         say(f"Wrote {path}. Add a server with `mcpsync add NAME`.")
+    _warn_if_nested(path.parent)
     return 0
+
+
+def _warn_if_nested(directory: Path) -> None:
+    """A project above this one: every command run here now finds the new mcp.toml, which is
+    rarely what someone who typed `init` in a subfolder of a project meant."""
+    from mcpsync.project import find_root
+
+    parent = find_root(directory.absolute().parent)
+    if parent is not None:
+        note(
+            f"warning: {parent / 'mcp.toml'} already declares a project above this one; "
+            f"commands run in {directory} now use the new file. To add servers to that "
+            f"project instead, delete {directory / 'mcp.toml'} and run "
+            f"`mcpsync -C {parent} add NAME`"
+        )
 
 
 @category("write")
