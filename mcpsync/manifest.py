@@ -33,7 +33,7 @@ REGISTRY_SERVER_KEYS = (
     "description",
 )
 CUSTOM_SERVER_KEYS = ("command", "url", "args", "env", "headers", "transport", "description")
-TARGET_KEYS = ("kind", "path", "servers", "scope")
+TARGET_KEYS = ("kind", "path", "servers", "exclude", "scope")
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,7 @@ class TargetSpec:
     servers: tuple[str, ...] | None = None
     scope: str | None = None
     index: int = 0  # position in mcp.toml, for messages
+    exclude: tuple[str, ...] = ()  # left out of this target (after `servers`)
 
 
 @dataclass(frozen=True)
@@ -335,17 +336,24 @@ def _target(path: Path, index: int, raw: Any, servers: Mapping[str, ServerSpec])
     kind = _choice(raw, "kind", TARGET_KINDS, where)
     if kind is None:
         raise InputError(f"{where}: needs `kind`", hint=f"one of: {', '.join(TARGET_KINDS)}")
-    subset = raw.get("servers")
-    if subset is not None:
-        subset = _str_list(raw, "servers", where)
-        missing = [a for a in subset if a not in servers]
-        if missing:
-            raise InputError(
-                f"{where}: `servers` names unknown server alias {', '.join(map(repr, missing))}",
-                hint=alias_hint(missing, servers, f"servers in {path.name}"),
-            )
+    subset = _aliases(path, raw, "servers", servers, where) if "servers" in raw else None
+    exclude = _aliases(path, raw, "exclude", servers, where) if "exclude" in raw else ()
     scope = _choice(raw, "scope", ("project", "user"), where)
-    return TargetSpec(kind, _target_path(raw, where), subset, scope, index)
+    return TargetSpec(kind, _target_path(raw, where), subset, scope, index, exclude)
+
+
+def _aliases(
+    path: Path, raw: Mapping[str, Any], key: str, servers: Mapping[str, ServerSpec], where: str
+) -> tuple[str, ...]:
+    """A target's `servers` or `exclude`: a list of declared aliases."""
+    named = _str_list(raw, key, where)
+    missing = [a for a in named if a not in servers]
+    if missing:
+        raise InputError(
+            f"{where}: `{key}` names unknown server alias {', '.join(map(repr, missing))}",
+            hint=alias_hint(missing, servers, f"servers in {path.name}"),
+        )
+    return named
 
 
 MAX_PATH, MAX_NAME = 4096, 255  # Linux's PATH_MAX and NAME_MAX: a longer path names no file

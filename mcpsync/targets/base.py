@@ -197,11 +197,13 @@ def label(spec: TargetSpec) -> str:
 
 
 def selected(spec: TargetSpec, servers: Sequence[LockedServer]) -> list[LockedServer]:
-    """The target's `servers` subset, in lock (alias) order."""
-    if spec.servers is None:
-        return list(servers)
-    wanted = set(spec.servers)
-    return [s for s in servers if s.alias in wanted]
+    """The target's `servers` subset less its `exclude`, in lock (alias) order."""
+    wanted = None if spec.servers is None else set(spec.servers)
+    return [
+        s
+        for s in servers
+        if (wanted is None or s.alias in wanted) and s.alias not in spec.exclude
+    ]
 
 
 def references(value: str) -> list[str]:
