@@ -284,3 +284,55 @@ def test_add_without_targets_says_nothing_about_them(tmp_path: Path, stub: Regis
     root = write_project(tmp_path / "n", "[servers]\n")
     result = cli(stub, root, "add", BUNDLE)
     assert result.code == 0 and result.err_lines[1:] == ["Added bundle 1.0.0"], str(result)
+
+
+# --- literal secrets: refused by add, as import would never write them ------------------------
+
+GHP = "ghp_" + "A1b2C3d4" * 4
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "hint"),
+    [
+        (
+            ["--var", f"Authorization=Bearer {GHP}"],
+            "error: --var Authorization: looks like a literal secret",
+            "pass a reference instead (--var 'Authorization=Bearer ${SEARCH_AUTHORIZATION}') "
+            "and export SEARCH_AUTHORIZATION",
+        ),
+        (
+            ["--header", f"X-Api-Key={GHP}"],
+            "error: --header X-Api-Key: looks like a literal secret",
+            "pass a reference instead (--header 'X-Api-Key=${SEARCH_X_API_KEY}') "
+            "and export SEARCH_X_API_KEY",
+        ),
+        (
+            ["--env", "API_TOKEN=abc123", "--arg", "--key", "--arg", "sk-abc"],
+            "error: --env API_TOKEN, --arg #2: looks like a literal secret",
+            "pass a reference instead (--env 'API_TOKEN=${API_TOKEN}' --arg '${SEARCH_KEY}') "
+            "and export API_TOKEN, SEARCH_KEY",
+        ),
+    ],
+    ids=["var-bearer", "header", "env-and-arg"],
+)
+def test_add_refuses_a_literal_secret_and_names_the_reference(
+    root: Path, stub: RegistryStub, args: list[str], error: str, hint: str
+) -> None:
+    toml, lock = root / "mcp.toml", root / "mcp.lock"
+    before = (toml.read_bytes(), lock.read_bytes(), age(toml), age(lock))
+    result = cli(stub, root, "add", "com.example/search", "--as", "search", *args)
+    assert_clean_failure(result, 2, error)
+    assert result.err_lines[0] == (
+        f"{error}, which would be written into mcp.toml and mcp.lock (both committed). "
+        "Nothing was written."
+    )
+    assert result.err_lines[1] == f"  hint: {hint}"
+    assert GHP not in result.err and "abc123" not in result.err  # names only, never values
+    assert (toml.read_bytes(), lock.read_bytes(), age(toml), age(lock)) == before
+    assert stub.requests == []  # refused before the registry is asked
+
+
+def test_add_header_writes_a_reference(root: Path, stub: RegistryStub) -> None:
+    result = cli(stub, root, "add", "com.example/search", "--header", "X-Trace=${TRACE_ID}")
+    assert result.code == 0, str(result)
+    assert 'headers = { X-Trace = "${TRACE_ID}" }' in (root / "mcp.toml").read_text()

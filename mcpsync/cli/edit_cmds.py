@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -75,6 +75,13 @@ def _warn_if_nested(directory: Path) -> None:
     "--env", "env", multiple=True, metavar="KEY=VALUE", help="An `env` entry (repeatable)."
 )
 @click.option(
+    "--header",
+    "headers",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A `headers` entry for a remote server (repeatable).",
+)
+@click.option(
     "--var",
     "variables",
     multiple=True,
@@ -91,6 +98,7 @@ def add(
     alias: str | None,
     args: tuple[str, ...],
     env: tuple[str, ...],
+    headers: tuple[str, ...],
     variables: tuple[str, ...],
     package: str | None,
     transport: str | None,
@@ -108,11 +116,13 @@ def add(
     fields = {
         "args": list(args) or None,
         "env": _pairs("--env", env, names=True) or None,
+        "headers": _pairs("--header", headers, names=False) or None,
         "variables": _pairs("--var", variables, names=False) or None,
         "package": package,
         "transport": transport,
     }
     fields = {key: value for key, value in fields.items() if value is not None}
+    _refuse_literal_secrets(alias, fields)
     path = ctx.manifest_path
 
     def edit(text: str, constraint: str | None) -> str:
@@ -120,6 +130,41 @@ def add(
 
     added = _Added(alias, edit, save_constraint=not version)
     return _edit_then_lock(ctx, lambda text: edit(text, version or None), [alias], as_json, added)
+
+
+_FLAGS = {"env": "--env", "headers": "--header", "variables": "--var", "args": "--arg"}
+
+
+def _refuse_literal_secrets(alias: str, fields: dict[str, Any]) -> None:
+    """A value that looks like a secret (import's rule) would land in mcp.toml and mcp.lock,
+    both committed: refuse it, and say which reference to pass instead (names only)."""
+    from mcpsync.import_read import literal_secrets
+
+    found = literal_secrets(
+        alias,
+        env=fields.get("env", {}),
+        headers=fields.get("headers", {}),
+        variables=fields.get("variables", {}),
+        args=fields.get("args", []),
+        url=None,
+    )
+    if not found:
+        return
+    subjects, passed = [], []
+    for secret in found:
+        flag = _FLAGS[secret.key]
+        if secret.key == "args":
+            subjects.append(f"{flag} #{int(secret.name[5:-1]) + 1}")
+            passed.append(f"{flag} '{secret.written}'")
+        else:
+            subjects.append(f"{flag} {secret.name}")
+            passed.append(f"{flag} '{secret.name}={secret.written}'")
+    exports = dict.fromkeys(n for secret in found for n in secret.exports)
+    raise InputError(
+        f"{', '.join(subjects)}: looks like a literal secret, which would be written into "
+        "mcp.toml and mcp.lock (both committed). Nothing was written.",
+        hint=f"pass a reference instead ({' '.join(passed)}) and export {', '.join(exports)}",
+    )
 
 
 def _pairs(flag: str, given: Sequence[str], *, names: bool) -> dict[str, str]:

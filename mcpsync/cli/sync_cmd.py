@@ -90,6 +90,7 @@ def sync(
 
     proj = project.load(ctx.root, registry_override=ctx.registry_override, timeout=ctx.timeout)
     lock = _fresh_lock(proj, frozen)
+    _warn_literal_secrets(proj)
     only = sync_mod.select(proj.manifest.targets, kinds, scope) if kinds or scope else None
     if not proj.manifest.targets or only == []:
         if proj.manifest.targets:
@@ -105,6 +106,15 @@ def sync(
         the_plan = _plan(proj, lock, home, run)
         return _preview(proj, the_plan, check=check, as_json=as_json)
     return _write(proj, lock, home, run, as_json)
+
+
+def _warn_literal_secrets(proj: Project) -> None:
+    """The warning `lock` gives, again: sync is what copies such a value into every file."""
+    from mcpsync.resolve import secret_warnings
+
+    for spec in proj.manifest.servers.values():
+        for warning in secret_warnings(proj.manifest, spec):
+            note(f"warning: {warning.render()}")
 
 
 def _filters(kinds: tuple[str, ...], scope: str | None) -> str:
