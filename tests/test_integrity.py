@@ -702,5 +702,5 @@ def test_list_warns_about_a_tampered_lock_and_says_what_to_run(locked: Locked) -
     ]
     as_json = locked.run("list", "--json").json()
     assert as_json["tampered"] == [
-        "server 'weather' field launch.command is \"bash\", but its recorded inputs render \"npx\""
+        'server \'weather\' field launch.command is "bash", but its recorded inputs render "npx"'
     ]

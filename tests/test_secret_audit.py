@@ -294,8 +294,7 @@ def test_lock_and_sync_warn_about_literal_secrets_in_mcp_toml(
     warnings = [
         "warning: mcp.toml: server 'internal': `env.OPENAI_API_KEY` looks like a literal secret; "
         "it is copied into mcp.lock and every synced file",
-        '  hint: write OPENAI_API_KEY = "${OPENAI_API_KEY}" in its `env` and export '
-        "OPENAI_API_KEY",
+        '  hint: write OPENAI_API_KEY = "${OPENAI_API_KEY}" in its `env` and export OPENAI_API_KEY',
         "warning: mcp.toml: server 'wiki': `headers.Authorization` looks like a literal secret; "
         "it is copied into mcp.lock and every synced file",
         '  hint: write Authorization = "Bearer ${WIKI_TOKEN}" in its `headers` and export '

@@ -200,9 +200,7 @@ def selected(spec: TargetSpec, servers: Sequence[LockedServer]) -> list[LockedSe
     """The target's `servers` subset less its `exclude`, in lock (alias) order."""
     wanted = None if spec.servers is None else set(spec.servers)
     return [
-        s
-        for s in servers
-        if (wanted is None or s.alias in wanted) and s.alias not in spec.exclude
+        s for s in servers if (wanted is None or s.alias in wanted) and s.alias not in spec.exclude
     ]
 
 
