@@ -588,3 +588,21 @@ def test_codex_keeps_an_env_value_the_user_filled_in(project: Project) -> None:
     assert result.code == 0
     assert result.json()["missing_env"] == ["PGPASSWORD"]
     assert snapshot([path]) == before
+
+
+def test_codex_hint_for_a_header_it_cannot_express_keeps_the_prefix(project: Project) -> None:
+    wiki = """
+        [servers.wiki]
+        url = "https://wiki.example/mcp"
+        headers = { Authorization = "Basic ${WIKI_CREDENTIALS}" }
+        """
+    project.write_manifest([wiki], tail=target("codex"))
+    project.lock()
+    result = project.sync()
+    assert result.code == 2, result.text
+    assert result.err.splitlines()[-1] == (
+        '  hint: set the header in mcp.toml to "${WIKI_AUTHORIZATION}" and export '
+        "WIKI_AUTHORIZATION with the whole value, prefix included "
+        "(WIKI_AUTHORIZATION='Basic …'), or leave the server out of this target with "
+        "`exclude = [...]`"
+    )

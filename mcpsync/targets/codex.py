@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcpsync.errors import InputError, McpsyncError
+from mcpsync.launch.checks import env_name
 from mcpsync.lockfile import LockedServer
 from mcpsync.manifest import TargetSpec, parse_toml
 from mcpsync.targets.base import (
@@ -101,9 +102,19 @@ def _header(r: Renderer, out: dict[str, Any], name: str, value: str) -> None:
             f"its header {name} is {value!r}; Codex reads a header either whole from one "
             "environment variable (env_http_headers) or as `Bearer` + one variable "
             "(bearer_token_env_var)",
-            hint='set the header in mcp.toml to "${NAME}" and export NAME with the whole '
-            "value, or leave the server out of this target with `servers = [...]`",
+            hint=_whole_value_hint(r.server.alias, name, value),
         )
+
+
+def _whole_value_hint(alias: str, name: str, value: str) -> str:
+    """Say what the variable must then hold, prefix and all (`Basic …`), not just its name."""
+    var = env_name(f"{alias}_{name}")
+    shape = REFERENCE_RE.sub("…", value)
+    return (
+        f'set the header in mcp.toml to "${{{var}}}" and export {var} with the whole value, '
+        f"prefix included ({var}='{shape}'), or leave the server out of this target with "
+        "`exclude = [...]`"
+    )
 
 
 def _order(entry: dict[str, Any]) -> dict[str, Any]:
