@@ -606,3 +606,25 @@ def test_codex_hint_for_a_header_it_cannot_express_keeps_the_prefix(project: Pro
         "(WIKI_AUTHORIZATION='Basic …'), or leave the server out of this target with "
         "`exclude = [...]`"
     )
+
+
+def test_variables_a_client_cannot_reference_are_told_once_in_its_own_terms(
+    project: Project,
+) -> None:
+    project.manifest(["weather"], target("claude-desktop", path=DESKTOP), target("codex"))
+    project.lock()
+    first = project.sync()
+    assert first.code == 0, first.text
+    desktop = project.path(DESKTOP)
+    assert f"{desktop}: export" not in first.err  # a GUI app never sees an export
+    assert (
+        f"{desktop}: Claude Desktop has no reference syntax and does not read your shell's "
+        "environment, so WEATHER_API_KEY is left out: type the value into the entry's \"env\" "
+        "there (later syncs keep it), then restart Claude Desktop"
+    ) in first.err.splitlines()
+    codex = project.path(".codex/config.toml")
+    assert (
+        f"{codex}: export WEATHER_API_KEY where the client runs (it passes them on by name)"
+    ) in first.err.splitlines()
+    again = project.sync()  # nothing written: nothing repeated
+    assert "WEATHER_API_KEY" not in again.err, again.err

@@ -41,6 +41,7 @@ class FileChange:
     notes: tuple[str, ...] = ()  # what the user should know about this file (not errors)
     stamp: str | None = None  # digest of everything but the file's text that `new` depends on
     foreign: tuple[Foreign, ...] = ()  # entries mcpsync did not write that `new` takes over
+    kind: str = ""  # the target's kind, for advice that differs per client
 
     @functools.cached_property
     def real(self) -> Path:  # asked for several times per run; realpath costs a syscall a part
@@ -189,7 +190,9 @@ def map_change(
     would hold no entry (an empty one is not created)."""
     if old is None and not entries:
         return []
-    return [FileChange(path, old, new, label(spec), tuple(entries), shared, missing_env)]
+    return [
+        FileChange(path, old, new, label(spec), tuple(entries), shared, missing_env, kind=spec.kind)
+    ]
 
 
 def label(spec: TargetSpec) -> str:
