@@ -57,6 +57,18 @@ def env_finding(server: LockedServer, environ: Mapping[str, str]) -> Finding:
     return Finding("env", server.alias, not missing, "; ".join(parts) or "none")
 
 
+def unset_required(servers: Iterable[LockedServer], environ: Mapping[str, str]) -> list[str]:
+    """The variables these launches need that are not set here (optional ones may stay
+    unset), sorted: what `add` and `sync` tell the user to export. Names only."""
+    needed = {
+        name
+        for server in servers
+        for name in referenced_names(server)
+        if name not in server.launch.optional
+    }
+    return sorted(name for name in needed if not environ.get(name))
+
+
 def runtime_finding(server: LockedServer, probe: Callable[[str], str | None]) -> Finding:
     """`probe(command)` answers the program's version line, or None when it is not found."""
     launch = server.launch

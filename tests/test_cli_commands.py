@@ -121,7 +121,12 @@ def test_add_keeps_comments_and_layout(team: Path, stub: RegistryStub) -> None:
         '\n[servers.search]\nname = "com.example/search"\nversion = "^2"\n'
         "\n# Where the servers go.",
     )
-    assert result.err_lines[1:] == ["Added search 2.0.0"]
+    assert result.err_lines[1:] == [
+        "Added search 2.0.0",
+        "search needs TOKEN, not set in this environment: export it where the clients run",
+        "Next: no [[targets]] entry takes search (see their `servers` and `exclude`); add it "
+        "to one, then run `mcpsync sync`.",
+    ]
     assert pins(team) == {"notes": "1.0.0", "search": "2.0.0", "weather": "1.10.1"}
     assert stub.requests == ["/v0.1/servers/com.example%2Fsearch/versions"]  # only the new one
 
@@ -161,7 +166,10 @@ def test_add_existing_alias_updates_the_constraint_in_place(team: Path, stub: Re
         'version = "^1.2"    # stay on 1.x', 'version = "~1.2"    # stay on 1.x'
     )
     assert pins(team)["weather"] == "1.2.0"
-    assert result.err_lines[1:] == ["Updated weather 1.10.1 -> 1.2.0"]
+    assert result.err_lines[1:] == [
+        "Updated weather 1.10.1 -> 1.2.0",
+        "Next: run `mcpsync sync` to write it into the 1 target that takes it.",
+    ]
 
 
 def test_add_keeps_crlf_line_endings(tmp_path: Path, stub: RegistryStub) -> None:

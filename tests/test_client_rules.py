@@ -279,7 +279,12 @@ def test_a_secret_written_as_a_value_in_mcp_toml_is_refused(project: Project) ->
 def test_missing_env_is_listed_for_clients_without_reference_syntax(project: Project) -> None:
     project.manifest(FIVE, *every_kind())
     project.lock()
-    result = project.sync("--json")
+    text = project.sync().text  # said once, when the files are written
+    assert (
+        "claude_desktop_config.json: Claude Desktop has no reference syntax and does not "
+        "read your shell's environment, so NOTES_TOKEN, PGHOST" in text
+    )
+    result = project.sync("--json")  # nothing to write: --json still lists them
     assert result.code == 0, result.text
     report = result.json()
     rows = {row["target"].split(" ")[0]: row["missing_env"] for row in report["files"]}
@@ -295,8 +300,6 @@ def test_missing_env_is_listed_for_clients_without_reference_syntax(project: Pro
         "zed": expected,
     }
     assert report["missing_env"] == expected
-    text = project.sync().text
-    assert "claude_desktop_config.json: export NOTES_TOKEN, PGHOST" in text
 
 
 def test_claude_desktop_keeps_values_the_user_filled_in(project: Project) -> None:
@@ -619,7 +622,7 @@ def test_variables_a_client_cannot_reference_are_told_once_in_its_own_terms(
     assert f"{desktop}: export" not in first.err  # a GUI app never sees an export
     assert (
         f"{desktop}: Claude Desktop has no reference syntax and does not read your shell's "
-        "environment, so WEATHER_API_KEY is left out: type the value into the entry's \"env\" "
+        'environment, so WEATHER_API_KEY is left out: type the value into the entry\'s "env" '
         "there (later syncs keep it), then restart Claude Desktop"
     ) in first.err.splitlines()
     codex = project.path(".codex/config.toml")
@@ -628,3 +631,20 @@ def test_variables_a_client_cannot_reference_are_told_once_in_its_own_terms(
     ) in first.err.splitlines()
     again = project.sync()  # nothing written: nothing repeated
     assert "WEATHER_API_KEY" not in again.err, again.err
+
+
+def test_sync_lists_the_variables_still_to_export_names_only(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("PGHOST", "PGPASSWORD", "TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PGHOST", "db.internal")
+    project.manifest(["postgres", "search", "files"], target("claude-code"))
+    project.lock()
+    result = project.sync()
+    assert result.code == 0, result.text
+    assert result.err.splitlines()[-1] == (
+        "Not set in this environment: PGPASSWORD, TOKEN (export them where the clients run)"
+    )
+    assert "db.internal" not in result.text and "PGHOST" not in result.err
+    assert "Not set" not in project.sync().err  # a sync that writes nothing repeats nothing

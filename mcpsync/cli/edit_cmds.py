@@ -129,7 +129,50 @@ def add(
         return manifest_edit.add_server(text, path, alias, name, constraint, fields)
 
     added = _Added(alias, edit, save_constraint=not version)
-    return _edit_then_lock(ctx, lambda text: edit(text, version or None), [alias], as_json, added)
+    code = _edit_then_lock(ctx, lambda text: edit(text, version or None), [alias], as_json, added)
+    if not as_json:
+        _next_step(ctx, alias)
+    return code
+
+
+def _next_step(ctx: Context, alias: str) -> None:
+    """What the added server still needs here (variables, names only), and what to run."""
+    import os
+
+    from mcpsync import lockfile, manifest
+    from mcpsync.doctor import unset_required
+    from mcpsync.targets.base import selected
+    from mcpsync.targets.fit import problems
+
+    lock = lockfile.read(ctx.lock_path)
+    entry = lock.get(alias) if lock is not None else None
+    if entry is None:
+        return
+    unset = unset_required([entry], os.environ)
+    if unset:
+        note(
+            f"{alias} needs {', '.join(unset)}, not set in this environment: export "
+            f"{'it' if len(unset) == 1 else 'them'} where the clients run"
+        )
+    targets = manifest.load(ctx.manifest_path).targets
+    taking = [t for t in targets if selected(t, [entry])]
+    if problems(targets, entry):
+        note("Next: settle the warning above for each such target, then run `mcpsync sync`.")
+    elif taking:
+        one = len(taking) == 1
+        count = f"{len(taking)} target{'' if one else 's'} that take{'s' if one else ''} it"
+        note(f"Next: run `mcpsync sync` to write it into the {count}.")
+    elif targets:
+        note(
+            f"Next: no [[targets]] entry takes {alias} (see their `servers` and `exclude`); "
+            "add it to one, then run `mcpsync sync`."
+        )
+    else:
+        note(
+            "Next: say where it goes with a [[targets]] entry in mcp.toml "
+            '(kind = "claude-code", "cursor", "vscode", "holodeck-agent", ...), '
+            "then run `mcpsync sync`."
+        )
 
 
 _FLAGS = {"env": "--env", "headers": "--header", "variables": "--var", "args": "--arg"}

@@ -187,7 +187,22 @@ def _write(proj: Project, lock: Any, home: Path, run: Run, as_json: bool) -> int
         note(f"Created {RECORD_NAME} (commit it: it records which entries sync wrote)")
     for line in the_plan.notes:
         note(line)
+    if written:
+        _say_unset(proj, lock, run)
     return 0
+
+
+def _say_unset(proj: Project, lock: Any, run: Run) -> None:
+    """The variables the written servers need that this shell lacks (names only): said
+    after a write, as the clients now reference them."""
+    from mcpsync.doctor import unset_required
+    from mcpsync.targets.base import selected
+
+    specs = proj.manifest.targets if run.only is None else run.only
+    servers = {s.alias: s for spec in specs for s in selected(spec, lock.servers)}
+    unset = unset_required(servers.values(), os.environ)
+    if unset:
+        note(f"Not set in this environment: {', '.join(unset)} (export them where the clients run)")
 
 
 def _compact(value: Any) -> str:
