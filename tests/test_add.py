@@ -178,7 +178,7 @@ def test_add_writes_args_env_variables_and_choices(root: Path, stub: RegistryStu
     assert result.err_lines[1:] == [  # declared keys: no warning
         "Added db 3.1.0",
         "db needs DATABASE_URL, not set in this environment: export it where the clients run",
-        "Next: say where it goes with a [[targets]] entry in mcp.toml (kind = \"claude-code\", "
+        'Next: say where it goes with a [[targets]] entry in mcp.toml (kind = "claude-code", '
         '"cursor", "vscode", "holodeck-agent", ...), then run `mcpsync sync`.',
     ]
     assert cli(stub, root, "lock", "--check").code == 0
@@ -292,7 +292,7 @@ def test_add_without_targets_says_nothing_about_them(tmp_path: Path, stub: Regis
     assert result.code == 0, str(result)
     assert result.err_lines[1:] == [  # no target warning; the next step is to declare one
         "Added bundle 1.0.0",
-        "Next: say where it goes with a [[targets]] entry in mcp.toml (kind = \"claude-code\", "
+        'Next: say where it goes with a [[targets]] entry in mcp.toml (kind = "claude-code", '
         '"cursor", "vscode", "holodeck-agent", ...), then run `mcpsync sync`.',
     ]
 
@@ -306,8 +306,7 @@ def test_add_lists_the_variables_to_export_and_the_next_step(
     result = run_cli("--registry", stub.url, "-C", root, "add", POSTGRES, env={})
     assert result.err_lines[1:] == [
         "Added postgres 3.1.0",
-        "postgres needs DATABASE_URL, not set in this environment: export it where the "
-        "clients run",
+        "postgres needs DATABASE_URL, not set in this environment: export it where the clients run",
         "Next: run `mcpsync sync` to write it into the 2 targets that take it.",
     ]
     with (root / "mcp.toml").open("a") as manifest:
