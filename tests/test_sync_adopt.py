@@ -312,3 +312,68 @@ def test_the_record_round_trips_odd_paths_and_names_as_valid_toml(tmp_path: Path
     hand = text.replace("version = 1\n", "version = 1  # by hand\n")
     (tmp_path / RECORD).write_text(hand, encoding="utf-8")
     assert Record.load(tmp_path).files == data["files"]  # not canonical: read as TOML
+
+
+# --- an entry equal to ours up to what the client reads for absent keys is ours ---------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "rel", "hand"),
+    [
+        # no "type": Claude Code reads an entry with a command as stdio
+        (
+            "claude-code",
+            ".mcp.json",
+            '{"mcpServers": {"notes": {"command": "uvx", "args": ["acme-notes-mcp==1.4.2"]}}}\n',
+        ),
+        (
+            "vscode",
+            ".vscode/mcp.json",
+            '{"servers": {"notes": {"command": "uvx", '
+            '"args": ["acme-notes-mcp==1.4.2"], "env": {}}}}\n',
+        ),
+        (
+            "cursor",
+            ".cursor/mcp.json",
+            '{"mcpServers": {"notes": {"command": "uvx", '
+            '"args": ["acme-notes-mcp==1.4.2"], "env": {}}}}\n',
+        ),
+        (
+            "codex",
+            ".codex/config.toml",
+            '[mcp_servers.notes]\ncommand = "uvx"\nargs = ["acme-notes-mcp==1.4.2"]\nenv = {}\n',
+        ),
+    ],
+    ids=["claude-code-no-type", "vscode-no-type", "cursor-empty-env", "codex-empty-env"],
+)
+def test_add_then_sync_keeps_a_hand_written_entry_equal_up_to_defaults(
+    project: Project, kind: str, rel: str, hand: str
+) -> None:
+    project.manifest(SERVERS["notes"], f'[[targets]]\nkind = "{kind}"\n')
+    project.lock()
+    project.write(rel, hand.replace("1.4.2", "1.4.1"))  # a real difference: someone else's
+    assert project.sync().code == 2
+    path = project.write(rel, hand)
+    age([path])
+    before = snapshot([path])
+    assert project.sync("--check").code == 0
+    result = project.sync()
+    assert result.code == 0, result.text  # not "'notes' was not written by mcpsync"
+    assert snapshot([path]) == before  # the same entry: nothing to rewrite
+    assert f'"{rel}" = ["notes"]' in project.read(RECORD).decode()
+
+
+def test_a_hand_written_holodeck_tool_equal_up_to_holodeck_defaults_is_ours(
+    project: Project,
+) -> None:
+    hand = (
+        "name: a\ntools:\n  - name: notes\n    description: Team notes\n    type: mcp\n"
+        "    command: uvx\n    args: [acme-notes-mcp==1.4.2]\n    request_timeout: 60\n"
+    )  # no `transport: stdio`, HoloDeck's default request_timeout spelled out
+    path = project.write("agents/a/agent.yaml", hand)
+    project.manifest(SERVERS["notes"], AGENT_TARGET)
+    project.lock()
+    result = project.sync()
+    assert result.code == 0, result.text
+    assert yaml.safe_load(path.read_text())["tools"][0]["request_timeout"] == 60
+    assert project.sync("--check").code == 0

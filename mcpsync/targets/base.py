@@ -12,7 +12,7 @@ import hashlib
 import json
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -205,6 +205,41 @@ def selected(spec: TargetSpec, servers: Sequence[LockedServer]) -> list[LockedSe
     return [
         s for s in servers if (wanted is None or s.alias in wanted) and s.alias not in spec.exclude
     ]
+
+
+Defaults = Callable[[Mapping[str, Any]], Mapping[str, Any]]  # entry -> what absent keys mean
+
+
+def stdio_defaults(*, type_key: bool) -> Defaults:
+    """What a client reads for keys a stdio or remote entry leaves out: no args, no env, no
+    headers; `type: stdio` for clients whose entries carry a type (Claude Code, VS Code)."""
+
+    def defaults(entry: Mapping[str, Any]) -> Mapping[str, Any]:
+        if "command" in entry:
+            return {"args": [], "env": {}, **({"type": "stdio"} if type_key else {})}
+        return {"headers": {}}
+
+    return defaults
+
+
+def same_entry(existing: Any, rendered: Mapping[str, Any], defaults: Defaults) -> bool:
+    """`existing` says what `rendered` says once each side's absent keys read as the client's
+    defaults: `{"command": "npx", ...}` written by hand is the entry sync renders as
+    `{"type": "stdio", "command": "npx", ...}`, not someone else's."""
+    if not isinstance(existing, dict) or existing == rendered:
+        return existing == rendered
+    return {**defaults(existing), **existing} == {**defaults(rendered), **rendered}
+
+
+def keep_same(
+    existing: Mapping[str, Any], entries: dict[str, Any], defaults: Defaults
+) -> dict[str, Any]:
+    """`entries` with each one that is the same as the file's entry of that name (same_entry)
+    replaced by the file's own: nothing to rewrite, and nothing to refuse as foreign."""
+    return {
+        name: existing[name] if same_entry(existing.get(name), entry, defaults) else entry
+        for name, entry in entries.items()
+    }
 
 
 def references(value: str) -> list[str]:

@@ -41,6 +41,7 @@ from mcpsync.targets.base import (
     map_change,
     references,
     removals,
+    stdio_defaults,
 )
 from mcpsync.targets.clients import file_of, render_all, scope_of
 from mcpsync.targets.render import Renderer, no_syntax
@@ -117,6 +118,9 @@ def _whole_value_hint(alias: str, name: str, value: str) -> str:
     )
 
 
+DEFAULTS = stdio_defaults(type_key=False)  # Codex: no args, no env when left out
+
+
 def _order(entry: dict[str, Any]) -> dict[str, Any]:
     """Known keys in Codex's documented order (render adds env_vars after the others)."""
     keys = STDIO_KEYS if "command" in entry else HTTP_KEYS
@@ -135,7 +139,7 @@ class CodexTarget:
         doc = _parse(text, path)
         data = doc.unwrap()
         existing = _servers(data, path)
-        out = render_all(self.spec, servers, no_syntax, render, existing)
+        out = render_all(self.spec, servers, no_syntax, render, existing, DEFAULTS)
         entries = {name: _order(entry) for name, entry in out.entries.items()}
         shared = scope == "user"
         remove = removals(self.spec, ctx, path, existing, entries, shared=shared)

@@ -11,7 +11,7 @@ global entries without `type: mcp` are dropped when merged into an agent.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,12 +24,14 @@ from mcpsync.targets.base import (
     REFERENCE_RE,
     FileChange,
     SyncContext,
+    keep_same,
     label,
     map_change,
     mapped_names,
     removals,
     selected,
     stamp,
+    stdio_defaults,
 )
 
 NAME_PATTERN = r"[0-9A-Za-z_]+"
@@ -88,6 +90,23 @@ def _stdio(server: LockedServer, where: str) -> dict[str, Any]:
     return out
 
 
+# HoloDeck 0.7.1 MCPTool's defaults (holodeck/models/tool.py): a tool that leaves these out
+# means them, so a hand-written tool equal to ours up to them is ours (base.same_entry).
+# Not `type: mcp`: a tool without it is no MCP tool to sync, and global entries need it.
+TOOL_DEFAULTS: dict[str, Any] = {
+    "transport": "stdio",
+    "defer_loading": True,
+    "load_tools": True,
+    "load_prompts": True,
+    "request_timeout": 60,
+    "is_retrieval": False,
+}
+
+
+def tool_defaults(entry: Mapping[str, Any]) -> Mapping[str, Any]:
+    return {**TOOL_DEFAULTS, **stdio_defaults(type_key=False)(entry)}
+
+
 def _entries(spec: TargetSpec, servers: Sequence[LockedServer]) -> dict[str, dict[str, Any]]:
     where = label(spec)
     named = mapped_names(selected(spec, servers), spec, NAME_PATTERN, dash="_")
@@ -112,8 +131,9 @@ class AgentTarget:
                 new = old  # a no-op sync of an untouched file needs no parse (and every
                 # `type: mcp` tool in it is one sync wrote)
             else:
-                new, tools = _edit_tools(old, path, entries)
-                ctx.take(path, foreign(ctx.recorded(path), tools, entries))
+                kept = keep_same(_tools_by_name(old, path), entries, tool_defaults)
+                new, tools = _edit_tools(old, path, kept)
+                ctx.take(path, foreign(ctx.recorded(path), tools, kept))
             owned = tuple(entries)
             changes.append(FileChange(path, old, new, label(self.spec), owned, stamp=inputs))
         return changes
@@ -178,6 +198,19 @@ def _edit_tools(
     return new, mcp
 
 
+def _tools_by_name(text: str, path: Path) -> dict[str, Any]:
+    """The `type: mcp` tools of an agent.yaml by name (a file that does not parse is left to
+    the editor, which says so)."""
+    from mcpsync.edit import yamledit
+
+    try:
+        data = yamledit.load(text, path=str(path))
+    except InputError:
+        return {}
+    tools = data.get("tools") if isinstance(data, dict) else None
+    return _by_name([t for t in tools if _is_mcp(t)] if isinstance(tools, list) else None)
+
+
 def _is_mcp(item: Any) -> bool:
     return isinstance(item, dict) and item.get("type") == "mcp"
 
@@ -197,6 +230,7 @@ class GlobalTarget:
         entries = _entries(self.spec, servers)
         data = yamledit.load(text, path=str(path)) or {}
         existing = _by_name(data.get("mcp_servers") if isinstance(data, dict) else None)
+        entries = keep_same(existing, entries, tool_defaults)
         ours = set(entries) | removals(self.spec, ctx, path, existing, entries, shared=True)
         new = yamledit.replace_list_items(
             text,
