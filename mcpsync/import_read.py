@@ -104,6 +104,7 @@ class Entry:
     registry_name: str | None = None  # HoloDeck entries written by mcpsync name their server
     exports: list[str] = field(default_factory=list)  # variables to export (secrets moved out)
     notes: list[str] = field(default_factory=list)
+    holodeck: dict[str, Any] = field(default_factory=dict)  # a HoloDeck tool's settings
 
     @property
     def where(self) -> str:
@@ -225,9 +226,12 @@ def _entry(source: str, kind: str, key: str, raw: Any) -> Entry:
         entry.headers["Authorization"] = "Bearer ${" + bearer + "}"
     entry.transport = _transport(entry, raw)
     if kind.startswith("holodeck"):
+        from mcpsync.holodeck_settings import of_entry, parse
+
         entry.description = _text(entry, raw, "description")
         entry.registry_name = _text(entry, raw, "registry_name")
-    dropped = sorted(set(raw) - _KNOWN)
+        entry.holodeck = parse({"holodeck": of_entry(raw)}, entry.where)  # as mcp.toml's
+    dropped = sorted(set(raw) - _KNOWN - set(entry.holodeck))
     if dropped:
         entry.notes.append(f"not carried over: {', '.join(dropped)}")
     if not entry.command and not entry.url:

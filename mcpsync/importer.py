@@ -126,12 +126,14 @@ def _servers(
         alias = default_alias(entry.key)
         seen = out.get(alias)
         if seen is not None:
-            if seen.table != table:
+            if _launch(seen.table) != table:
                 raise _conflict(entry, alias, seen.entries[0].source)
+            seen.table = _with_settings(seen.table, entry, alias)
             seen.entries.append(entry)
             continue
-        if alias in existing and existing[alias] != table:
+        if alias in existing and _launch(existing[alias]) != table:
             raise _conflict(entry, alias, manifest.name)
+        table = _with_settings(table, entry, alias)
         out[alias] = Imported(
             alias,
             table,
@@ -141,6 +143,29 @@ def _servers(
             new=alias not in existing,
         )
     return list(out.values())
+
+
+def _launch(table: Any) -> Any:
+    """A [servers.X] table without its HoloDeck tool settings: two files hold the same server
+    when they launch it alike (a client file has no HoloDeck settings to agree on)."""
+    return {k: v for k, v in table.items() if k != "holodeck"} if isinstance(table, dict) else table
+
+
+def _with_settings(table: dict[str, Any], entry: Entry, alias: str) -> dict[str, Any]:
+    """`table` with the HoloDeck tool settings of `entry` (request_timeout, ...) carried
+    over, so sync writes them back rather than reverting them; two files that set one key
+    differently are a conflict."""
+    if not entry.holodeck:
+        return table
+    settings = dict(table.get("holodeck", {}))
+    for key, value in entry.holodeck.items():
+        if settings.setdefault(key, value) != value:
+            raise InputError(
+                f"{entry.where}: HoloDeck setting {key} = {value!r} differs from "
+                f"{settings[key]!r} for server '{alias}' in another file. Nothing written.",
+                hint="make the two agree, then import again",
+            )
+    return {**table, "holodeck": dict(sorted(settings.items()))}
 
 
 def _conflict(entry: Entry, alias: str, other: str) -> InputError:

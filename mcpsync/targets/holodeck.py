@@ -39,8 +39,11 @@ COMMANDS = ("npx", "node", "uvx", "docker")
 TRANSPORTS = {"stdio": "stdio", "sse": "sse", "streamable-http": "http"}
 
 
-def render_entry(name: str, server: LockedServer, where: str) -> dict[str, Any]:
-    """One HoloDeck MCP tool entry (key order as HoloDeck documents it)."""
+def render_entry(
+    name: str, server: LockedServer, where: str, settings: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """One HoloDeck MCP tool entry (key order as HoloDeck documents it), with the tool
+    settings mcp.toml declares for it (mcpsync.holodeck_settings) before `registry_name`."""
     launch = server.launch
     entry: dict[str, Any] = {
         "name": name,
@@ -64,7 +67,32 @@ def render_entry(name: str, server: LockedServer, where: str) -> dict[str, Any]:
             entry["headers"] = dict(launch.headers)
     if server.name:
         entry["registry_name"] = server.name
-    return entry
+    return with_settings(entry, settings or {})
+
+
+def with_settings(entry: dict[str, Any], settings: Mapping[str, Any]) -> dict[str, Any]:
+    """`entry` with `settings` added before `registry_name` (a key it has already wins)."""
+    added = {k: v for k, v in settings.items() if k not in entry}
+    if not added:
+        return entry
+    head = {k: v for k, v in entry.items() if k != "registry_name"}
+    tail = {"registry_name": entry["registry_name"]} if "registry_name" in entry else {}
+    return {**head, **added, **tail}
+
+
+def keep_user_settings(
+    entries: dict[str, dict[str, Any]], existing: Mapping[str, Any]
+) -> dict[str, dict[str, Any]]:
+    """Each entry with the tool settings the file's tool of that name has and mcp.toml does
+    not declare: those are the user's (set by hand, or before mcpsync), so neither sync nor
+    `sync --adopt` reverts them; a setting mcp.toml declares wins."""
+    from mcpsync.holodeck_settings import of_entry
+
+    out = {}
+    for name, entry in entries.items():
+        old = existing.get(name)
+        out[name] = with_settings(entry, of_entry(old)) if isinstance(old, dict) else entry
+    return out
 
 
 def _literal(text: str) -> str:
@@ -110,7 +138,10 @@ def tool_defaults(entry: Mapping[str, Any]) -> Mapping[str, Any]:
 def _entries(spec: TargetSpec, servers: Sequence[LockedServer]) -> dict[str, dict[str, Any]]:
     where = label(spec)
     named = mapped_names(selected(spec, servers), spec, NAME_PATTERN, dash="_")
-    return {name: render_entry(name, server, where) for name, server in named.items()}
+    return {
+        name: render_entry(name, server, where, spec.holodeck.get(server.alias))
+        for name, server in named.items()
+    }
 
 
 @dataclass
@@ -131,7 +162,8 @@ class AgentTarget:
                 new = old  # a no-op sync of an untouched file needs no parse (and every
                 # `type: mcp` tool in it is one sync wrote)
             else:
-                kept = keep_same(_tools_by_name(old, path), entries, tool_defaults)
+                by_name = _tools_by_name(old, path)
+                kept = keep_same(by_name, keep_user_settings(entries, by_name), tool_defaults)
                 new, tools = _edit_tools(old, path, kept)
                 ctx.take(path, foreign(ctx.recorded(path), tools, kept))
             owned = tuple(entries)
@@ -230,7 +262,7 @@ class GlobalTarget:
         entries = _entries(self.spec, servers)
         data = yamledit.load(text, path=str(path)) or {}
         existing = _by_name(data.get("mcp_servers") if isinstance(data, dict) else None)
-        entries = keep_same(existing, entries, tool_defaults)
+        entries = keep_same(existing, keep_user_settings(entries, existing), tool_defaults)
         ours = set(entries) | removals(self.spec, ctx, path, existing, entries, shared=True)
         new = yamledit.replace_list_items(
             text,
