@@ -41,9 +41,7 @@ def parse(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise InputError(
-            f"{where}: `holodeck` must be a table, like {{ request_timeout = 120 }}"
-        )
+        raise InputError(f"{where}: `holodeck` must be a table, like {{ request_timeout = 120 }}")
     for key, setting in value.items():
         _check(key, setting, where)
     return {key: _plain(value[key]) for key in sorted(value)}
@@ -55,8 +53,7 @@ def _check(key: str, value: Any, where: str) -> None:
     if key not in SETTINGS:
         raise InputError(
             f"{where}: `holodeck` key {key!r} is not a HoloDeck tool setting",
-            hint=f"{did_you_mean([key], SETTINGS)}HoloDeck's MCP tools take: "
-            f"{', '.join(SETTINGS)}",
+            hint=f"{did_you_mean([key], SETTINGS)}HoloDeck's MCP tools take: {', '.join(SETTINGS)}",
         )
     types, said = SETTINGS[key]
     bad = isinstance(value, bool) and bool not in types  # TOML's true is no number of seconds
