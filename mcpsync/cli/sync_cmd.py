@@ -178,6 +178,8 @@ def _write(proj: Project, lock: Any, home: Path, run: Run, as_json: bool) -> int
         for entry in change.foreign:
             what = "removed" if entry.removed else "replaced"
             note(f"  adopted {entry.describe()}: {what}; it was {_compact(entry.old)}")
+            if entry.comment:
+                note(f"    the comment above it went with it: {_comment_text(entry.comment)}")
     if not written:
         note(f"{len(the_plan.changes)} file(s) already match mcp.lock.")
     record = the_plan.ctx.record
@@ -203,6 +205,11 @@ def _say_unset(proj: Project, lock: Any, run: Run) -> None:
     unset = unset_required(servers.values(), os.environ)
     if unset:
         note(f"Not set in this environment: {', '.join(unset)} (export them where the clients run)")
+
+
+def _comment_text(lines: str) -> str:
+    """Comment lines as one line: `# a / # b`."""
+    return " / ".join(line.strip() for line in lines.splitlines() if line.strip())
 
 
 def _compact(value: Any) -> str:
@@ -291,6 +298,7 @@ def _json(proj: Project, the_plan: SyncPlan, *, include_diff: bool) -> dict[str,
                     "name": f.name,
                     "action": "remove" if f.removed else "replace",
                     "old": json.loads(_compact(f.old)),  # a YAML/TOML date becomes a string
+                    **({"comment": f.comment} if f.comment else {}),
                 }
                 for f in change.foreign
             ]

@@ -282,6 +282,22 @@ def render_all(
 # ------------------------------------------------------------------------ the target
 
 
+def detached(ctx: SyncContext, path: Path) -> dict[str, str]:
+    """The keys whose comment lines go with them (JSONC files): entries mcpsync did not
+    write that `--adopt` replaces or removes; the comment described those, not what sync
+    writes in their place (the report shows it). Filled by the editor with what it found."""
+    return dict.fromkeys((f.name for f in ctx.found.get(ctx.real(path), [])), "")
+
+
+def with_comments(ctx: SyncContext, path: Path, detach: dict[str, str]) -> None:
+    """Attach the comments that went with taken-over entries, for the adopt report."""
+    from dataclasses import replace
+
+    real = ctx.real(path)
+    if real in ctx.found:
+        ctx.found[real] = [replace(f, comment=detach.get(f.name, "")) for f in ctx.found[real]]
+
+
 @dataclass
 class ClientTarget:
     """A JSON/JSONC client config: the server map is edited in place, nothing else."""
@@ -305,9 +321,18 @@ class ClientTarget:
         out = render_all(self.spec, servers, fmt.style, fmt.render, existing, fmt.defaults)
         shared = scope == "user"
         remove = removals(self.spec, ctx, path, existing, out.entries, shared=shared)
+        detach = detached(ctx, path) if fmt.comments else None
         new = jsonedit.update_object(
-            text, fmt.map_key, out.entries, file=str(path), comments=fmt.comments, remove=remove
+            text,
+            fmt.map_key,
+            out.entries,
+            file=str(path),
+            comments=fmt.comments,
+            remove=remove,
+            detach=detach,
         )
+        if detach:
+            with_comments(ctx, path, detach)
         kept = {k: v for k, v in existing.items() if k not in remove} | out.entries
         new = self.finish(new, path, data, kept, out)
         return map_change(

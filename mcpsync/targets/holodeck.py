@@ -12,14 +12,14 @@ global entries without `type: mcp` are dropped when merged into an agent.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcpsync.errors import InputError
 from mcpsync.lockfile import LockedServer
 from mcpsync.manifest import TargetSpec
-from mcpsync.ownership import foreign
+from mcpsync.ownership import Foreign, foreign
 from mcpsync.targets.base import (
     REFERENCE_RE,
     FileChange,
@@ -33,6 +33,9 @@ from mcpsync.targets.base import (
     stamp,
     stdio_defaults,
 )
+
+if TYPE_CHECKING:
+    from mcpsync.edit.yamledit import Comments
 
 NAME_PATTERN = r"[0-9A-Za-z_]+"
 COMMANDS = ("npx", "node", "uvx", "docker")
@@ -164,8 +167,11 @@ class AgentTarget:
             else:
                 by_name = _tools_by_name(old, path)
                 kept = keep_same(by_name, keep_user_settings(entries, by_name), tool_defaults)
-                new, tools = _edit_tools(old, path, kept)
-                ctx.take(path, foreign(ctx.recorded(path), tools, kept))
+                theirs = {f.name for f in foreign(ctx.recorded(path), by_name.items(), kept)}
+                comments = _comments(kept, theirs)
+                new, tools = _edit_tools(old, path, kept, comments)
+                found = foreign(ctx.recorded(path), tools, kept)
+                ctx.take(path, with_comments(found, comments.dropped))
             owned = tuple(entries)
             changes.append(FileChange(path, old, new, label(self.spec), owned, stamp=inputs))
         return changes
@@ -200,8 +206,32 @@ def _glob(pattern: Path) -> list[Path]:
     return sorted(p for p in base.glob(rest) if p.is_file())
 
 
+def _comments(entries: dict[str, dict[str, Any]], theirs: set[str]) -> Comments:
+    """Comment lines above a tool stay with what they describe: above the tool sync writes
+    again under that name; gone with a tool mcpsync did not write that `--adopt` replaces
+    or removes (they described that one; the report shows them). Above a tool sync wrote
+    and now removes they stay where they are: sync never drops a comment unreported."""
+    from mcpsync.edit.yamledit import STAY, Comments
+
+    order = {name: i for i, name in enumerate(entries)}
+
+    def to(item: Any) -> int | None:
+        name = item.get("name") if isinstance(item, dict) else None
+        if name in theirs:
+            return None
+        return order.get(name, STAY) if isinstance(name, str) else STAY
+
+    return Comments(to, [])
+
+
+def with_comments(found: list[Foreign], dropped: list[tuple[Any, str]]) -> list[Foreign]:
+    """Each taken-over entry with the comment lines that went with it."""
+    by_name = {item.get("name"): text for item, text in dropped if isinstance(item, dict)}
+    return [replace(f, comment=by_name.get(f.name, "")) for f in found]
+
+
 def _edit_tools(
-    text: str, path: Path, entries: dict[str, dict[str, Any]]
+    text: str, path: Path, entries: dict[str, dict[str, Any]], comments: Comments
 ) -> tuple[str, list[tuple[str, Any]]]:
     """agent.yaml with its `type: mcp` tools replaced by `entries`, parsing the file once;
     and the (name, tool) of every `type: mcp` tool it held."""
@@ -220,7 +250,9 @@ def _edit_tools(
         return False
 
     items = list(entries.values())
-    new = yamledit.replace_list_items(text, "tools", managed, items, path=str(path))
+    new = yamledit.replace_list_items(
+        text, "tools", managed, items, path=str(path), comments=comments
+    )
     if taken:
         raise InputError(
             f"{path}: a {taken[0].get('type')} tool is already named '{taken[0]['name']}'. "
