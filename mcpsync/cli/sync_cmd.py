@@ -204,7 +204,9 @@ def _say_unset(proj: Project, lock: Any, run: Run) -> None:
     servers = {s.alias: s for spec in specs for s in selected(spec, lock.servers)}
     unset = unset_required(servers.values(), os.environ)
     if unset:
-        note(f"Not set in this environment: {', '.join(unset)} (export them where the clients run)")
+        them = "it" if len(unset) == 1 else "them"
+        names = ", ".join(unset)
+        note(f"Not set in this environment: {names} (export {them} where the clients run)")
 
 
 def _comment_text(lines: str) -> str:
