@@ -106,6 +106,14 @@ def plan(
                         f"`servers` without {', '.join(left)}, so `sync` would remove them "
                         "from the file; add them to that list"
                     )
+            if found is not None and isinstance(found.get("exclude"), list):
+                out = sorted(set(aliases) & set(found["exclude"]))
+                if out:
+                    warnings.append(
+                        f"{source.shown}: its [[targets]] entry in {manifest_path.name} "
+                        f"excludes {', '.join(out)}, so `sync` would remove them from the "
+                        "file; take them out of `exclude`"
+                    )
     new = {s.alias: s.table for s in servers if s.new}
     text = manifest_edit.add_tables(manifest_text, manifest_path, new, targets)
     return ImportPlan(text, servers, targets, warnings)
@@ -249,7 +257,9 @@ def _relative(path: Path, root: Path, home: Path) -> str:
 def _has_target(existing: list[Any], target: dict[str, Any]) -> dict[str, Any] | None:
     """The [[targets]] entry already writing the same file, if any."""
 
-    def key(t: Any) -> Any:
-        return {k: v for k, v in t.items() if k != "servers"} if isinstance(t, dict) else t
+    def key(t: Any) -> Any:  # which servers it takes, and their settings, are not where
+        if not isinstance(t, dict):
+            return t
+        return {k: v for k, v in t.items() if k not in ("servers", "exclude", "holodeck")}
 
     return next((t for t in existing if key(t) == key(target)), None)
