@@ -490,3 +490,24 @@ def test_adopt_takes_the_comments_of_json_entries_it_takes_over(project: Project
     ]
     text = path.read_text()
     assert "//" not in text and '"acme-notes-mcp==1.4.2"' in text and "jira" not in text
+
+
+def test_adopt_of_a_global_entry_takes_its_comment_and_keeps_the_others(project: Project) -> None:
+    mine = (
+        "mcp_servers:\n"
+        "  # my own files server, pinned by hand\n"
+        "  - name: files\n    type: mcp\n    command: npx\n    args: [mine]\n"
+        "  # keep: my other server\n"
+        "  - name: other\n    type: mcp\n    command: npx\n    args: [other]\n"
+    )
+    path = project.write("holodeck/config.yaml", mine)
+    project.manifest(SERVERS["files"], GLOBAL_TARGET)
+    project.lock()
+    adopted = project.sync("--adopt")
+    assert adopted.code == 0, adopted.text
+    assert "the comment above it went with it: # my own files server, pinned by hand" in (
+        adopted.err
+    )
+    text = path.read_text()
+    assert "pinned by hand" not in text
+    assert "  # keep: my other server\n  - name: other\n" in text

@@ -294,13 +294,18 @@ class GlobalTarget:
         existing = _by_name(data.get("mcp_servers") if isinstance(data, dict) else None)
         entries = keep_same(existing, keep_user_settings(entries, existing), tool_defaults)
         ours = set(entries) | removals(self.spec, ctx, path, existing, entries, shared=True)
+        real = ctx.real(path)
+        comments = _comments(entries, {f.name for f in ctx.found.get(real, [])})
         new = yamledit.replace_list_items(
             text,
             "mcp_servers",
             lambda item: isinstance(item, dict) and item.get("name") in ours,
             list(entries.values()),
             path=str(path),
+            comments=comments,
         )
+        if real in ctx.found:  # entries of yours that --adopt replaces: their comments too
+            ctx.found[real] = with_comments(ctx.found[real], comments.dropped)
         return map_change(self.spec, path, old, new, entries, shared=True)
 
     def _path(self, ctx: SyncContext) -> Path:
