@@ -114,6 +114,14 @@ def plan(
                         f"`servers` without {', '.join(left)}, so `sync` would remove them "
                         "from the file; add them to that list"
                     )
+            if found is not None and isinstance(found.get("exclude"), list):
+                out = sorted(set(aliases) & set(found["exclude"]))
+                if out:
+                    warnings.append(
+                        f"{source.shown}: its [[targets]] entry in {manifest_path.name} "
+                        f"excludes {', '.join(out)}, so `sync` would remove them from the "
+                        "file; take them out of `exclude`"
+                    )
     new = {s.alias: s.table for s in servers if s.new}
     text = manifest_edit.add_tables(manifest_text, manifest_path, new, targets)
     return ImportPlan(text, servers, targets, warnings)
@@ -178,12 +186,14 @@ def _servers(
             table = match.table if match is not None else custom_table(entry)
         seen = out.get(alias)
         if seen is not None:
-            if seen.table != table:
+            if _without_settings(seen.table) != _without_settings(table):
                 raise _conflict(entry, alias, seen.entries[0].source)
+            seen.table = _with_settings(seen.table, entry, alias)
             seen.entries.append(entry)
             continue
-        if alias in existing and existing[alias] != table:
+        if alias in existing and _without_settings(existing[alias]) != _without_settings(table):
             raise _conflict(entry, alias, manifest.name)
+        table = _with_settings(table, entry, alias)
         out[alias] = Imported(
             alias,
             table,
@@ -193,6 +203,29 @@ def _servers(
             new=alias not in existing,
         )
     return list(out.values())
+
+
+def _without_settings(table: Any) -> Any:
+    """A [servers.X] table without its HoloDeck tool settings: two files hold the same server
+    when they launch it alike (a client file has no HoloDeck settings to agree on)."""
+    return {k: v for k, v in table.items() if k != "holodeck"} if isinstance(table, dict) else table
+
+
+def _with_settings(table: dict[str, Any], entry: Entry, alias: str) -> dict[str, Any]:
+    """`table` with the HoloDeck tool settings of `entry` (request_timeout, ...) carried
+    over, so sync writes them back rather than reverting them; two files that set one key
+    differently are a conflict."""
+    if not entry.holodeck:
+        return table
+    settings = dict(table.get("holodeck", {}))
+    for key, value in entry.holodeck.items():
+        if settings.setdefault(key, value) != value:
+            raise InputError(
+                f"{entry.where}: HoloDeck setting {key} = {value!r} differs from "
+                f"{settings[key]!r} for server '{alias}' in another file. Nothing written.",
+                hint="make the two agree, then import again",
+            )
+    return {**table, "holodeck": dict(sorted(settings.items()))}
 
 
 def _conflict(entry: Entry, alias: str, other: str) -> InputError:

@@ -7,6 +7,7 @@ import re
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from mcpsync.artifacts import Lookup as ArtifactLookup
 from mcpsync.artifacts import wanted
@@ -17,6 +18,9 @@ from mcpsync.lockfile import Lock, LockedServer, keep_surface
 from mcpsync.manifest import Manifest, ServerSpec
 from mcpsync.pool import concurrently
 from mcpsync.registry.base import Registry, ServerEntry
+
+if TYPE_CHECKING:
+    from mcpsync.import_read import LiteralSecret
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,7 @@ class LockWarning:
     variables key, a server a target cannot write). Reported on stderr and in --json."""
 
     alias: str
-    kind: str  # env | variables | target
+    kind: str  # env | variables | target | secret
     message: str
     key: str | None = None  # the mcp.toml key (env, variables) or the target's label
     suggestions: tuple[str, ...] = ()
@@ -190,7 +194,7 @@ def resolve(
             failures.append((alias, _detail(spec, exc), exc))
             continue
         if warn is not None:
-            for warning in settled.warnings.get(alias, []):
+            for warning in [*settled.warnings.get(alias, []), *secret_warnings(manifest, spec)]:
                 warn(warning)
     if failures:
         raise ServerFailures(manifest.path.name, failures)
@@ -391,6 +395,45 @@ def _pick(
 def _some(versions: list[str], limit: int = 8) -> str:
     shown = ", ".join(versions[:limit])
     return shown + (f", … ({len(versions)} in all)" if len(versions) > limit else "") or "none"
+
+
+def secret_warnings(manifest: Manifest, spec: ServerSpec) -> list[LockWarning]:
+    """Values in mcp.toml that look like literal secrets (import_read's rule): they would be
+    copied into mcp.lock and every synced file. A warning, on every lock and sync: the value
+    may be deliberate (a public demo key), and failing would wedge a project that has one."""
+    from mcpsync.import_read import literal_secrets
+
+    found = literal_secrets(
+        spec.alias,
+        env=spec.env,
+        headers=spec.headers,
+        variables=spec.variables,
+        args=spec.args,
+        url=spec.url,
+    )
+    return [
+        LockWarning(
+            alias=spec.alias,
+            kind="secret",
+            key=secret.field,
+            message=f"{manifest.path.name}: server '{spec.alias}': `{secret.field}` looks like "
+            "a literal secret; it is copied into mcp.lock and every synced file",
+            hint=secret_hint(secret),
+        )
+        for secret in found
+    ]
+
+
+def secret_hint(secret: LiteralSecret) -> str:
+    """What to write instead: a reference (the value itself is never shown)."""
+    if secret.key == "args":
+        instead = f'"{secret.written}" as {secret.name}'
+    elif secret.key == "url":
+        instead = f'url = "{secret.written}"'
+    else:
+        key = secret.name if re.fullmatch(r"[A-Za-z0-9_-]+", secret.name) else f'"{secret.name}"'
+        instead = f'{key} = "{secret.written}" in its `{secret.key}`'
+    return f"write {instead} and export {', '.join(secret.exports)}"
 
 
 def _warn_unused(manifest: Manifest, spec: ServerSpec, entry: ServerEntry, warn: Warn) -> None:

@@ -53,11 +53,9 @@ class SyncPlan:
 
     @property
     def notes(self) -> list[str]:
-        exports = [
-            f"{c.path}: export {', '.join(c.missing_env)} (this client has no reference syntax)"
-            for c in self.changes
-            if c.missing_env
-        ]
+        """What to tell after a write. Variables a client cannot reference are told once, when
+        the file is written (a no-op sync repeats nothing), in the way that client takes them."""
+        exports = [set_env_advice(c) for c in self.changes if c.missing_env and c.changed]
         return exports + [note for c in self.changes for note in c.notes]
 
     @property
@@ -84,6 +82,24 @@ class SyncPlan:
         if ctx.stamps_path and self.stamps_new is not None:
             steps.append(Write(ctx.stamps_path, ctx.stamps_text, self.stamps_new))
         return [step for step in steps if step.new != step.old]
+
+
+# Clients started from a desktop, not a shell: an `export` never reaches them.
+_GUI_APPS = {"claude-desktop": "Claude Desktop", "zed": "Zed"}
+
+
+def set_env_advice(change: FileChange) -> str:
+    """How to give a client the variables it has no reference syntax for (names only)."""
+    names = ", ".join(change.missing_env)
+    app = _GUI_APPS.get(change.kind)
+    if app is not None:
+        return (
+            f"{change.path}: {app} has no reference syntax and does not read your shell's "
+            f"environment, so {names} {'is' if len(change.missing_env) == 1 else 'are'} left "
+            f'out: type the value into the entry\'s "env" there (later syncs keep it), then '
+            f"restart {app}"
+        )
+    return f"{change.path}: export {names} where the client runs (it passes them on by name)"
 
 
 def select(

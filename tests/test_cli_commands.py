@@ -121,7 +121,12 @@ def test_add_keeps_comments_and_layout(team: Path, stub: RegistryStub) -> None:
         '\n[servers.search]\nname = "com.example/search"\nversion = "^2"\n'
         "\n# Where the servers go.",
     )
-    assert result.err_lines[1:] == ["Added search 2.0.0"]
+    assert result.err_lines[1:] == [
+        "Added search 2.0.0",
+        "search needs TOKEN, not set in this environment: export it where the clients run",
+        "Next: no [[targets]] entry takes search (see their `servers` and `exclude`); add it "
+        "to one, then run `mcpsync sync`.",
+    ]
     assert pins(team) == {"notes": "1.0.0", "search": "2.0.0", "weather": "1.10.1"}
     assert stub.requests == ["/v0.1/servers/com.example%2Fsearch/versions"]  # only the new one
 
@@ -161,7 +166,10 @@ def test_add_existing_alias_updates_the_constraint_in_place(team: Path, stub: Re
         'version = "^1.2"    # stay on 1.x', 'version = "~1.2"    # stay on 1.x'
     )
     assert pins(team)["weather"] == "1.2.0"
-    assert result.err_lines[1:] == ["Updated weather 1.10.1 -> 1.2.0"]
+    assert result.err_lines[1:] == [
+        "Updated weather 1.10.1 -> 1.2.0",
+        "Next: run `mcpsync sync` to write it into the 1 target that takes it.",
+    ]
 
 
 def test_add_keeps_crlf_line_endings(tmp_path: Path, stub: RegistryStub) -> None:
@@ -572,3 +580,21 @@ def test_exceptions_map_to_exit_codes(
     result = run_cli("boom")
     assert result.code == code, str(result)
     assert needle in result.err and "Traceback" not in result.err
+
+
+def test_init_in_a_subdirectory_of_a_project_warns_and_points_to_it(tmp_path: Path) -> None:
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    assert run_cli("init", cwd=alone).err == ""  # no project above: nothing to say
+    tmp_path = tmp_path / "team"
+    sub = tmp_path / "agents" / "research"
+    sub.mkdir(parents=True)
+    (tmp_path / "mcp.toml").write_text("# the team's\n")
+    result = run_cli("init", cwd=sub)
+    assert result.code == 0, str(result)
+    assert (sub / "mcp.toml").read_text() == INIT_TEMPLATE
+    assert result.err == (
+        f"warning: {tmp_path}/mcp.toml already declares a project above this one; commands "
+        f"run in {sub} now use the new file. To add servers to that project instead, delete "
+        f"{sub}/mcp.toml and run `mcpsync -C {tmp_path} add NAME`\n"
+    )

@@ -1284,3 +1284,40 @@ def test_oci_runtime_arguments_that_stay_inside_are_kept() -> None:
     }
     launch = render(server, LaunchOptions(alias="db"))
     assert launch.args == ("run", "-i", "--rm", *runtime, "docker.io/example/db:1.0.0")
+
+
+# ---------------------------------------------------------------------------------------------
+# An Authorization header the registry gives no template for
+
+
+def _auth_remote(**header: Any) -> dict[str, Any]:
+    spec = {"name": "Authorization", "isRequired": True, "isSecret": True, **header}
+    remote = {"type": "streamable-http", "url": "https://mcp.example.com/mcp", "headers": [spec]}
+    return server(remotes=[remote])
+
+
+@pytest.mark.parametrize(
+    ("alias", "header", "expected"),
+    [
+        ("github", {}, "Bearer ${GITHUB_TOKEN}"),  # was ${AUTHORIZATION}, for every server
+        (
+            "monday-com",
+            {"description": "format: 'Bearer your_token'"},
+            "Bearer ${MONDAY_COM_TOKEN}",
+        ),
+        ("jira", {"description": "Basic auth: base64 of user:token"}, "Basic ${JIRA_TOKEN}"),
+        ("x", {"value": "Token {key}"}, "Token ${KEY}"),  # a template is kept as the registry says
+        ("x", {"isSecret": False, "description": "a bot token"}, "Bot ${X_TOKEN}"),
+    ],
+)
+def test_an_authorization_header_without_template_keeps_a_scheme_and_a_server_name(
+    alias: str, header: dict[str, Any], expected: str
+) -> None:
+    launch = render(_auth_remote(**header), LaunchOptions(alias=alias))
+    assert launch.headers == {"Authorization": expected}
+
+
+def test_two_servers_without_templates_do_not_share_a_variable() -> None:
+    one = render(_auth_remote(), LaunchOptions(alias="one"))
+    two = render(_auth_remote(), LaunchOptions(alias="two"))
+    assert (one.secrets, two.secrets) == (("ONE_TOKEN",), ("TWO_TOKEN",))

@@ -8,11 +8,11 @@ import click
 
 from mcpsync.cli.context import Context
 from mcpsync.cli.meta import category, examples
-from mcpsync.cli.output import emit_json, json_option, say
+from mcpsync.cli.output import emit_json, json_option, note, say
 from mcpsync.errors import InputError
 
 if TYPE_CHECKING:
-    from mcpsync.lockfile import LockedServer
+    from mcpsync.lockfile import Lock, LockedServer
     from mcpsync.manifest import ServerSpec
     from mcpsync.registry.base import ServerEntry
 
@@ -31,8 +31,9 @@ def list_cmd(ctx: Context, as_json: bool) -> int:
     if found is None:
         raise InputError(f"{path} not found", hint="run `mcpsync lock` first")
     rows = [_row(s) for s in found.servers]
+    tampered = _tampered(found)
     if as_json:
-        emit_json({"servers": rows})
+        emit_json({"servers": rows, **({"tampered": tampered} if tampered else {})})
         return 0
     if not rows:
         say("mcp.lock pins no server.")
@@ -42,6 +43,22 @@ def list_cmd(ctx: Context, as_json: bool) -> int:
         tree = f"  (locked tree: {r['tree']['packages']} packages)" if r["tree"] else ""
         say(f"{r['alias']:<{width}}  {source}  [{r['transport']}] {r['launch']}{tree}")
     return 0
+
+
+def _tampered(lock: Lock) -> list[str]:
+    """What was edited by hand, said on stderr: the listing shows what the file says, which is
+    not what sync would run, so it must not look like a healthy lock (the exit stays 0: list
+    reports, `lock --check` and `sync` refuse)."""
+    from mcpsync import integrity
+
+    tampers = integrity.check(lock)
+    if not tampers:
+        return []
+    found = integrity.verdict(lock, tampers)
+    for line in found.block:
+        note(f"warning: {line.strip()}")
+    note(f"warning: listed as the file says, not as its records render; {found.todo}")
+    return list(found.lines)
 
 
 def _row(server: LockedServer) -> dict[str, Any]:

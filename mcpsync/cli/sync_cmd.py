@@ -93,6 +93,7 @@ def sync(
 
     proj = project.load(ctx.root, registry_override=ctx.registry_override, timeout=ctx.timeout)
     lock = _fresh_lock(proj, frozen)
+    _warn_literal_secrets(proj)
     home = Path(os.path.expanduser("~"))
     only = None
     if kinds or scope:
@@ -122,6 +123,15 @@ def _removed_files(proj: Project, home: Path, kinds: tuple[str, ...], scope: str
 
     ctx = sync_mod.make_context(proj.root, proj.manifest.path, home)
     return any(o.exists and o.selected(kinds, scope) for o in removed.orphans(ctx))
+
+
+def _warn_literal_secrets(proj: Project) -> None:
+    """The warning `lock` gives, again: sync is what copies such a value into every file."""
+    from mcpsync.resolve import secret_warnings
+
+    for spec in proj.manifest.servers.values():
+        for warning in secret_warnings(proj.manifest, spec):
+            note(f"warning: {warning.render()}")
 
 
 def _filters(kinds: tuple[str, ...], scope: str | None) -> str:
@@ -187,6 +197,8 @@ def _write(proj: Project, lock: Any, home: Path, run: Run, as_json: bool) -> int
         for entry in change.foreign:
             what = "removed" if entry.removed else "replaced"
             note(f"  adopted {entry.describe()}: {what}; it was {_compact(entry.old)}")
+            if entry.comment:
+                note(f"    the comment above it went with it: {_comment_text(entry.comment)}")
     if not written:
         note(f"{len(the_plan.changes)} file(s) already match mcp.lock.")
     record = the_plan.ctx.record
@@ -196,7 +208,29 @@ def _write(proj: Project, lock: Any, home: Path, run: Run, as_json: bool) -> int
         note(f"Created {RECORD_NAME} (commit it: it records which entries sync wrote)")
     for line in the_plan.notes:
         note(line)
+    if written:
+        _say_unset(proj, lock, run)
     return 0
+
+
+def _say_unset(proj: Project, lock: Any, run: Run) -> None:
+    """The variables the written servers need that this shell lacks (names only): said
+    after a write, as the clients now reference them."""
+    from mcpsync.doctor import unset_required
+    from mcpsync.targets.base import selected
+
+    specs = proj.manifest.targets if run.only is None else run.only
+    servers = {s.alias: s for spec in specs for s in selected(spec, lock.servers)}
+    unset = unset_required(servers.values(), os.environ)
+    if unset:
+        them = "it" if len(unset) == 1 else "them"
+        names = ", ".join(unset)
+        note(f"Not set in this environment: {names} (export {them} where the clients run)")
+
+
+def _comment_text(lines: str) -> str:
+    """Comment lines as one line: `# a / # b`."""
+    return " / ".join(line.strip() for line in lines.splitlines() if line.strip())
 
 
 def _compact(value: Any) -> str:
@@ -290,6 +324,7 @@ def _json(proj: Project, the_plan: SyncPlan, *, include_diff: bool) -> dict[str,
                     "name": f.name,
                     "action": "remove" if f.removed else "replace",
                     "old": json.loads(_compact(f.old)),  # a YAML/TOML date becomes a string
+                    **({"comment": f.comment} if f.comment else {}),
                 }
                 for f in change.foreign
             ]

@@ -22,16 +22,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcpsync.errors import InputError
 from mcpsync.lockfile import LockedServer
 from mcpsync.manifest import TargetSpec
-from mcpsync.ownership import foreign
+from mcpsync.ownership import Foreign, foreign
 from mcpsync.targets.base import (
     REFERENCE_RE,
     FileChange,
     SyncContext,
+    keep_same,
     label,
     map_change,
     mapped_names,
@@ -39,7 +40,11 @@ from mcpsync.targets.base import (
     removals,
     selected,
     stamp,
+    stdio_defaults,
 )
+
+if TYPE_CHECKING:
+    from mcpsync.edit.yamledit import Comments
 
 NAME_PATTERN = r"[0-9A-Za-z_]+"
 COMMANDS = ("npx", "node", "uvx", "docker")
@@ -47,10 +52,15 @@ TRANSPORTS = {"stdio": "stdio", "sse": "sse", "streamable-http": "http"}
 
 
 def render_entry(
-    name: str, server: LockedServer, where: str, left_out: list[str] | None = None
+    name: str,
+    server: LockedServer,
+    where: str,
+    left_out: list[str] | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One HoloDeck MCP tool entry (key order as HoloDeck documents it). The optional
-    variables it leaves out are appended to `left_out`."""
+    """One HoloDeck MCP tool entry (key order as HoloDeck documents it), with the tool
+    settings mcp.toml declares for it (mcpsync.holodeck_settings) before `registry_name`. The
+    optional variables it leaves out are appended to `left_out`."""
     launch = server.launch
     left = [] if left_out is None else left_out
     entry: dict[str, Any] = {
@@ -76,7 +86,32 @@ def render_entry(
             entry["headers"] = headers
     if server.name:
         entry["registry_name"] = server.name
-    return entry
+    return with_settings(entry, settings or {})
+
+
+def with_settings(entry: dict[str, Any], settings: Mapping[str, Any]) -> dict[str, Any]:
+    """`entry` with `settings` added before `registry_name` (a key it has already wins)."""
+    added = {k: v for k, v in settings.items() if k not in entry}
+    if not added:
+        return entry
+    head = {k: v for k, v in entry.items() if k != "registry_name"}
+    tail = {"registry_name": entry["registry_name"]} if "registry_name" in entry else {}
+    return {**head, **added, **tail}
+
+
+def keep_user_settings(
+    entries: dict[str, dict[str, Any]], existing: Mapping[str, Any]
+) -> dict[str, dict[str, Any]]:
+    """Each entry with the tool settings the file's tool of that name has and mcp.toml does
+    not declare: those are the user's (set by hand, or before mcpsync), so neither sync nor
+    `sync --adopt` reverts them; a setting mcp.toml declares wins."""
+    from mcpsync.holodeck_settings import of_entry
+
+    out = {}
+    for name, entry in entries.items():
+        old = existing.get(name)
+        out[name] = with_settings(entry, of_entry(old)) if isinstance(old, dict) else entry
+    return out
 
 
 def _literal(text: str) -> str:
@@ -121,7 +156,10 @@ def _entries(
 ) -> dict[str, dict[str, Any]]:
     where = label(spec)
     named = mapped_names(selected(spec, servers), spec, NAME_PATTERN, dash="_")
-    return {name: render_entry(name, server, where, left) for name, server in named.items()}
+    return {
+        name: render_entry(name, server, where, left, spec.holodeck.get(server.alias))
+        for name, server in named.items()
+    }
 
 
 def with_note(spec: TargetSpec, changes: list[FileChange], left: Sequence[str]) -> list[FileChange]:
@@ -138,6 +176,23 @@ def with_note(spec: TargetSpec, changes: list[FileChange], left: Sequence[str]) 
     out = list(changes)
     out[first] = replace(out[first], notes=(*out[first].notes, note))
     return out
+
+
+# HoloDeck 0.7.1 MCPTool's defaults (holodeck/models/tool.py): a tool that leaves these out
+# means them, so a hand-written tool equal to ours up to them is ours (base.same_entry).
+# Not `type: mcp`: a tool without it is no MCP tool to sync, and global entries need it.
+TOOL_DEFAULTS: dict[str, Any] = {
+    "transport": "stdio",
+    "defer_loading": True,
+    "load_tools": True,
+    "load_prompts": True,
+    "request_timeout": 60,
+    "is_retrieval": False,
+}
+
+
+def tool_defaults(entry: Mapping[str, Any]) -> Mapping[str, Any]:
+    return {**TOOL_DEFAULTS, **stdio_defaults(type_key=False)(entry)}
 
 
 @dataclass
@@ -159,8 +214,13 @@ class AgentTarget:
             elif ctx.real(path) in ctx.released:  # only what sync wrote goes
                 new, _ = _edit_tools(old, path, entries, only=ctx.recorded(path))
             else:
-                new, tools = _edit_tools(old, path, entries)
-                ctx.take(path, foreign(ctx.recorded(path), tools, entries))
+                by_name = _tools_by_name(old, path)
+                kept = keep_same(by_name, keep_user_settings(entries, by_name), tool_defaults)
+                theirs = {f.name for f in foreign(ctx.recorded(path), by_name.items(), kept)}
+                comments = _comments(kept, theirs)
+                new, tools = _edit_tools(old, path, kept, comments)
+                found = foreign(ctx.recorded(path), tools, kept)
+                ctx.take(path, with_comments(found, comments.dropped))
             owned = tuple(entries)
             changes.append(FileChange(path, old, new, label(self.spec), owned, stamp=inputs))
         return with_note(self.spec, changes, left)
@@ -195,8 +255,36 @@ def glob_files(pattern: Path) -> list[Path]:
     return sorted(p for p in base.glob(rest) if p.is_file())
 
 
+def _comments(entries: dict[str, dict[str, Any]], theirs: set[str]) -> Comments:
+    """Comment lines above a tool stay with what they describe: above the tool sync writes
+    again under that name; gone with a tool mcpsync did not write that `--adopt` replaces
+    or removes (they described that one; the report shows them). Above a tool sync wrote
+    and now removes they stay where they are: sync never drops a comment unreported."""
+    from mcpsync.edit.yamledit import STAY, Comments
+
+    order = {name: i for i, name in enumerate(entries)}
+
+    def to(item: Any) -> int | None:
+        name = item.get("name") if isinstance(item, dict) else None
+        if name in theirs:
+            return None
+        return order.get(name, STAY) if isinstance(name, str) else STAY
+
+    return Comments(to, [])
+
+
+def with_comments(found: list[Foreign], dropped: list[tuple[Any, str]]) -> list[Foreign]:
+    """Each taken-over entry with the comment lines that went with it."""
+    by_name = {item.get("name"): text for item, text in dropped if isinstance(item, dict)}
+    return [replace(f, comment=by_name.get(f.name, "")) for f in found]
+
+
 def _edit_tools(
-    text: str, path: Path, entries: dict[str, dict[str, Any]], only: set[str] | None = None
+    text: str,
+    path: Path,
+    entries: dict[str, dict[str, Any]],
+    comments: Comments | None = None,
+    only: set[str] | None = None,
 ) -> tuple[str, list[tuple[str, Any]]]:
     """agent.yaml with its `type: mcp` tools (`only`: those of these names) replaced by
     `entries`, parsing the file once; and the (name, tool) of every tool it replaced."""
@@ -215,7 +303,9 @@ def _edit_tools(
         return False
 
     items = list(entries.values())
-    new = yamledit.replace_list_items(text, "tools", managed, items, path=str(path))
+    new = yamledit.replace_list_items(
+        text, "tools", managed, items, path=str(path), comments=comments
+    )
     if taken:
         raise InputError(
             f"{path}: a {taken[0].get('type')} tool is already named '{taken[0]['name']}'. "
@@ -223,6 +313,19 @@ def _edit_tools(
             hint="rename the server's alias in mcp.toml",
         )
     return new, mcp
+
+
+def _tools_by_name(text: str, path: Path) -> dict[str, Any]:
+    """The `type: mcp` tools of an agent.yaml by name (a file that does not parse is left to
+    the editor, which says so)."""
+    from mcpsync.edit import yamledit
+
+    try:
+        data = yamledit.load(text, path=str(path))
+    except InputError:
+        return {}
+    tools = data.get("tools") if isinstance(data, dict) else None
+    return _by_name([t for t in tools if _is_mcp(t)] if isinstance(tools, list) else None)
 
 
 def _is_mcp(item: Any) -> bool:
@@ -245,14 +348,20 @@ class GlobalTarget:
         entries = _entries(self.spec, servers, left)
         data = yamledit.load(text, path=str(path)) or {}
         existing = _by_name(data.get("mcp_servers") if isinstance(data, dict) else None)
+        entries = keep_same(existing, keep_user_settings(entries, existing), tool_defaults)
         ours = set(entries) | removals(self.spec, ctx, path, existing, entries, shared=True)
+        real = ctx.real(path)
+        comments = _comments(entries, {f.name for f in ctx.found.get(real, [])})
         new = yamledit.replace_list_items(
             text,
             "mcp_servers",
             lambda item: isinstance(item, dict) and item.get("name") in ours,
             list(entries.values()),
             path=str(path),
+            comments=comments,
         )
+        if real in ctx.found:  # entries of yours that --adopt replaces: their comments too
+            ctx.found[real] = with_comments(ctx.found[real], comments.dropped)
         changes = map_change(self.spec, path, old, new, entries, shared=True)
         return with_note(self.spec, changes, left)
 
