@@ -172,8 +172,8 @@ def plan(
         if before and not any(c.shared for c in before):
             changes += before
             continue
-        scope = targets.scope(spec)
-        servers = [client_server(s, spec.kind, scope, ctx.root) for s in lock.servers]
+        where = targets.scope(spec)  # not `scope`: that is the --scope filter
+        servers = [client_server(s, spec.kind, where, ctx.root) for s in lock.servers]
         for change in targets.make(spec).plan(servers, ctx):
             found = ctx.found.pop(ctx.real(change.path), None)
             changes.append(replace(change, foreign=tuple(found)) if found else change)
