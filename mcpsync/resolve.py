@@ -21,7 +21,8 @@ from mcpsync.registry.base import Registry, ServerEntry
 
 @dataclass(frozen=True)
 class Change:
-    """One line of the change report: Added / Updated / Removed / Changed / Repaired."""
+    """One line of the change report: Added / Updated / Downgraded / Removed / Changed /
+    Repaired."""
 
     action: str
     alias: str
@@ -31,8 +32,9 @@ class Change:
     detail: str | None = None  # Repaired: what was wrong with the entry
 
     def render(self) -> str:
-        if self.action == "Updated":
-            return f"Updated {self.alias} {self.old or '(custom)'} -> {self.new or '(custom)'}"
+        if self.action in ("Updated", "Downgraded"):
+            old, new = self.old or "(custom)", self.new or "(custom)"
+            return f"{self.action} {self.alias} {old} -> {new}"
         version = self.old if self.action == "Removed" else self.new
         line = f"{self.action} {self.alias}" + (f" {version}" if version else "")
         if self.action == "Repaired":
@@ -151,11 +153,13 @@ def resolve(
     artifacts: Callable[[], ArtifactLookup] | None = None,
     progress: Callable[[int, int], None] | None = None,
     refetch: Collection[str] = (),
+    planned: Callable[[Plan], None] | None = None,
 ) -> Lock:
     """The new lock. Opens the registry only when some server needs it. `warn` hears of
     mcp.toml keys a (re)resolved server does not use. With `artifacts` (an opener of the
     artifact stores), every entry resolved or refreshed here gets its artifact record; kept
-    pins keep theirs. `progress(done, total)` hears of each server the registry settled.
+    pins keep theirs. `progress(done, total)` hears of each server the registry settled;
+    `planned` hears which pins are kept and which are resolved (for the report's counts).
 
     Every server is tried: the ones that fail for their own reason (not in the registry, no
     matching version, unsafe data, a required value missing, a package its store does not
@@ -171,6 +175,8 @@ def resolve(
         artifacts=artifacts is not None,
         refetch=refetch,
     )
+    if planned is not None:
+        planned(the_plan)
     fresh = set(the_plan.resolve)  # a set: `in` on the list made 10,000 servers quadratic
     todo = [a for a in sorted(manifest.servers) if a in the_plan.refresh or a in fresh]
     settled = _Settled()
@@ -438,7 +444,7 @@ def changes(old: Lock | None, new: Lock, repaired: Mapping[str, str] | None = No
             # A pin whose version was deleted by hand is repaired, not updated from "(custom)".
             fixed = alias in repaired
             if a.version != b.version and not (fixed and a.version is None):
-                out.append(Change("Updated", alias, a.version, b.version))
+                out.append(Change(_moved(a.version, b.version), alias, a.version, b.version))
             elif fixed:
                 out.append(Change("Repaired", alias, new=b.version, detail=repaired[alias]))
             elif a.artifact != b.artifact:
@@ -446,3 +452,14 @@ def changes(old: Lock | None, new: Lock, repaired: Mapping[str, str] | None = No
             elif a.launch != b.launch:
                 out.append(Change("Changed", alias, new=b.version))
     return out
+
+
+def _moved(old: str | None, new: str | None) -> str:
+    """ "Downgraded" when the new pin sorts below the old one (a narrowed constraint, a version
+    withdrawn from the registry), else "Updated"."""
+    from mcpsync.versions import version_key
+
+    before = version_key(old) if old else None
+    after = version_key(new) if new else None
+    lower = before is not None and after is not None and after < before
+    return "Downgraded" if lower else "Updated"

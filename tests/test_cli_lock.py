@@ -208,6 +208,25 @@ def test_one_unknown_server_among_several_writes_nothing(stub: RegistryStub, pro
     assert not (project / "mcp.lock").exists()
 
 
+def test_summary_counts_resolved_apart_from_kept_and_custom(
+    stub: RegistryStub, project: Path
+) -> None:
+    # issue 15: "Resolved 3 servers" counted pins merely kept
+    assert lock(stub.url, project).err_lines[0].startswith("Resolved 3 servers in ")
+    servers = {
+        **SERVERS,
+        "d": {"name": B, "version": "0.9.0"},
+        "local": {"command": "node", "args": ["server.js"]},
+    }
+    (project / "mcp.toml").write_text(registry_toml(servers))
+    result = lock(stub.url, project)
+    assert result.code == 0, str(result)
+    assert result.err_lines[0].startswith("Resolved 1 server, kept 3 pins, 1 custom in ")
+    assert result.err_lines[1:] == ["Added d 0.9.0", "Added local"]
+    upgraded = lock(stub.url, project, "-U")
+    assert upgraded.err_lines[0].startswith("Resolved 4 servers, 1 custom in ")
+
+
 # --- the no-op lock --------------------------------------------------------------------------
 
 
@@ -218,8 +237,9 @@ def test_noop_lock_makes_no_request(stub: RegistryStub, project: Path) -> None:
     result = lock(stub.url, project)
     assert result.code == 0, str(result)
     assert stub.request_count == 0
-    assert result.err_lines == [result.err_lines[0]]  # "Resolved 3 servers in …ms", no changes
-    assert result.err_lines[0].startswith("Resolved 3 servers in ")
+    assert result.err_lines == [result.err_lines[0]]  # the summary line, no changes
+    # every pin kept, none resolved: the count says so (issue 15: it said "Resolved 3 servers")
+    assert result.err_lines[0].startswith("Resolved 0 servers, kept 3 pins in ")
     assert (project / "mcp.lock").read_bytes() == before
     assert (project / "mcp.lock").stat().st_mtime_ns == mtime
 

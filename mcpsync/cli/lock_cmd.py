@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from mcpsync.integrity import Triage
     from mcpsync.lockfile import Lock
     from mcpsync.project import Project
-    from mcpsync.resolve import Change, LockWarning, Warn
+    from mcpsync.resolve import Change, LockWarning, Plan, Warn
 
 
 @category("write", read_when=("check",))
@@ -93,6 +93,7 @@ def run_lock(
 
     started = time.monotonic()
     warnings: list[LockWarning] = []
+    plans: list[Plan] = []
     with project_lock(proj.root):
         old_text = read_text(proj.lock_path)  # read once: parsed here, compared below
         old = _read_old(proj, old_text)
@@ -110,6 +111,7 @@ def run_lock(
                 artifacts=proj.artifact_opener(artifacts),
                 progress=progress,
                 refetch=old.triage.refetch,
+                planned=plans.append,
             )
         except RegistryError as exc:
             if exc.hint is None:  # say what did not happen, and what to try
@@ -130,8 +132,39 @@ def run_lock(
         if written:
             atomic_write(proj.lock_path, text)
     changes = resolve.changes(old.report, new, old.triage.repaired)
-    _report(new, changes, written, time.monotonic() - started, as_json, warnings, old.conflict)
+    counts = _Counts.of(plans[0] if plans else None, new)
+    seconds = time.monotonic() - started
+    _report(new, changes, written, seconds, as_json, warnings, old.conflict, counts)
     return 0
+
+
+@dataclass(frozen=True)
+class _Counts:
+    """The summary line's numbers: registry servers resolved (a version chosen), pins kept
+    (the locked version stays, whether or not the registry was asked again), custom servers."""
+
+    resolved: int
+    kept: int
+    custom: int
+
+    @classmethod
+    def of(cls, the_plan: Plan | None, new: Lock) -> _Counts:
+        held = dict(the_plan.refresh) if the_plan else {}
+        held.update({a: s.version or "" for a, s in (the_plan.keep if the_plan else {}).items()})
+        kept = sum(1 for s in new.servers if s.name and held.get(s.alias) == (s.version or ""))
+        custom = sum(1 for s in new.servers if not s.name)
+        return cls(len(new.servers) - kept - custom, kept, custom)
+
+    def line(self, seconds: float) -> str:
+        def count(n: int, what: str) -> str:
+            return f"{n} {what}{'s' if n != 1 else ''}"
+
+        parts = [f"Resolved {count(self.resolved, 'server')}"]
+        if self.kept:
+            parts.append(f"kept {count(self.kept, 'pin')}")
+        if self.custom:
+            parts.append(f"{self.custom} custom")
+        return ", ".join(parts) + f" in {seconds * 1000:.0f}ms"
 
 
 @dataclass(frozen=True)
@@ -172,6 +205,7 @@ def _report(
     as_json: bool,
     warnings: Sequence[LockWarning] = (),
     conflict: str | None = None,
+    counts: _Counts | None = None,
 ) -> None:
     if as_json:
         emit_json(
@@ -188,10 +222,7 @@ def _report(
         return
     if conflict is not None:
         note(conflict)
-    note(
-        f"Resolved {len(new.servers)} server{'s' if len(new.servers) != 1 else ''} "
-        f"in {seconds * 1000:.0f}ms"
-    )
+    note((counts or _Counts.of(None, new)).line(seconds))
     for change in changes:
         report_change(change.render())
     for warning in warnings:

@@ -25,6 +25,7 @@ _CHANGE_COLOURS = {
     "Added": "green",
     "Removed": "red",
     "Updated": "yellow",
+    "Downgraded": "yellow",
     "Changed": "yellow",
     "Repaired": "yellow",
 }
