@@ -6,11 +6,11 @@ import functools
 import re
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from mcpsync.artifacts import Artifact, Wanted, wanted
 from mcpsync.artifacts import Lookup as ArtifactLookup
-from mcpsync.artifacts import wanted
-from mcpsync.errors import InputError, NotFound, ServerFailures
+from mcpsync.errors import EnvFailure, InputError, NotFound, ServerFailures
 from mcpsync.integrity import custom_entry, launch_options, registry_entry
 from mcpsync.launch import render
 from mcpsync.lockfile import Lock, LockedServer, keep_surface
@@ -48,7 +48,7 @@ class LockWarning:
     variables key, a server a target cannot write). Reported on stderr and in --json."""
 
     alias: str
-    kind: str  # env | variables | target
+    kind: str  # env | variables | target | artifact
     message: str
     key: str | None = None  # the mcp.toml key (env, variables) or the target's label
     suggestions: tuple[str, ...] = ()
@@ -94,9 +94,10 @@ def plan(
     """`registry_named`: whether a pin must have come from `registry_url` to be kept; False
     when no one named a registry (a pin from a one-off --registry stays, see the README).
     With `artifacts`, a pin whose launch has an artifact store but no record in the lock is
-    refreshed (same version, looked up again), so that it gets one. `refetch`: entries whose
-    recorded server.json cannot be trusted (integrity.triage); their pin is kept while it
-    still answers the inputs, but fetched again (and its artifact looked up again)."""
+    refreshed (same version, looked up again), so that it gets one, unless it opted out.
+    `refetch`: entries whose recorded server.json cannot be trusted (integrity.triage);
+    their pin is kept while it still answers the inputs, but fetched again (and its artifact
+    looked up again)."""
     required = registry_url if registry_named else None
     keep: dict[str, LockedServer] = {}
     refresh: dict[str, str] = {}
@@ -111,7 +112,7 @@ def plan(
         elif entry is not None and entry.version and alias in refetch and same_inputs:
             refresh[alias] = entry.version
         elif entry is not None and same_inputs and alias not in refetch:
-            if artifacts and entry.version and entry.lacks_artifact:
+            if artifacts and entry.version and entry.wants_artifact:
                 refresh[alias] = entry.version
             else:
                 keep[alias] = entry
@@ -182,7 +183,7 @@ def resolve(
     settled = _Settled()
     if todo:
         settled = _run(
-            _Work(manifest, the_plan.refresh, registry_url, todo),
+            _Work(manifest, the_plan.refresh, registry_url, todo, _trusted(old, refetch)),
             open_registry,
             artifacts,
             progress,
@@ -239,6 +240,7 @@ class _Work:
     refresh: Mapping[str, str]
     registry_url: str
     aliases: list[str]
+    old: Mapping[str, LockedServer] = field(default_factory=dict)  # records to keep (_trusted)
 
     @property
     def names(self) -> list[str]:
@@ -271,20 +273,50 @@ class _Work:
             return out
         for alias in self.aliases_of(name):
             spec = self.manifest.servers[alias]
+            out.warnings[alias] = []
             try:
                 entry = _pick(spec, found, self.refresh.get(alias), self.registry_url)
                 launch = render(entry.server, launch_options(spec))
-                want = wanted(launch) if stores is not None else None
-                record = stores.lookup(alias, want, abort) if stores and want else None
-                out.results[alias] = registry_entry(
+                record, reason = self._artifact(
+                    spec, wanted(launch), stores, abort, out.warnings[alias].append
+                )
+                locked = registry_entry(
                     spec, entry.server, self.registry_url, record, launch=launch
                 )
+                out.results[alias] = replace(locked, no_artifact=reason)
             except InputError as exc:
                 out.results[alias] = exc
                 continue
-            out.warnings[alias] = []
             _warn_unused(self.manifest, spec, entry, out.warnings[alias].append)
         return out
+
+    def _artifact(
+        self,
+        spec: ServerSpec,
+        want: Wanted | None,
+        stores: ArtifactLookup | None,
+        abort: threading.Event,
+        warn: Warn,
+    ) -> tuple[Artifact | None, str | None]:
+        """The [server.artifact] record for `want`, or None and why (NO_ARTIFACT). The lock's
+        record of the same package is kept when the stores are off or cannot be reached: it
+        is as true as it was (so `lock -U --no-artifacts` drops no digest of an unchanged
+        version). A store that fails for a package the lock has no record of fails the run."""
+        if want is None:
+            return None, None
+        if not spec.artifacts:
+            return None, "opted-out"
+        before = self.old.get(spec.alias)
+        same = before if before is not None and wanted(before.launch) == want else None
+        if stores is None:
+            return (same.artifact, None) if same and same.artifact else (None, "artifacts-off")
+        try:
+            return stores.lookup(spec.alias, want, abort), None
+        except EnvFailure as exc:
+            if same is None or abort.is_set():
+                raise
+            warn(_unreachable(self.manifest, spec, exc, same.artifact is not None))
+            return (same.artifact, None) if same.artifact else (None, "store-unreachable")
 
     def missing_error(self, alias: str, missing: NotFound) -> NotFound:
         return NotFound(
@@ -292,6 +324,25 @@ class _Work:
             hint=f"{missing.hint or ''}check `name` in mcp.toml "
             "(`mcpsync search TEXT` lists matching names)",
         )
+
+
+def _trusted(old: Lock | None, refetch: Collection[str]) -> dict[str, LockedServer]:
+    """The old entries whose artifact records may be kept for an unchanged package: not the
+    ones triage found edited (their records cannot be trusted either)."""
+    return {s.alias: s for s in old.servers if s.alias not in refetch} if old else {}
+
+
+def _unreachable(manifest: Manifest, spec: ServerSpec, exc: EnvFailure, kept: bool) -> LockWarning:
+    """An entry whose pin did not change but whose store failed: the lock goes on without
+    (or with the earlier) record, so that this server does not wedge every other command."""
+    what = "kept the digest recorded before" if kept else "locked it without a digest"
+    reason = exc.message.removeprefix(f"Server '{spec.alias}': ")
+    return LockWarning(
+        alias=spec.alias,
+        kind="artifact",
+        message=f"{manifest.path.name}: server '{spec.alias}': {reason}; {what}",
+        hint="`mcpsync lock` looks it up again when its store answers",
+    )
 
 
 def _run(
@@ -448,7 +499,7 @@ def changes(old: Lock | None, new: Lock, repaired: Mapping[str, str] | None = No
             elif fixed:
                 out.append(Change("Repaired", alias, new=b.version, detail=repaired[alias]))
             elif a.artifact != b.artifact:
-                out.append(Change("Changed", alias, new=b.version, what="artifact digests"))
+                out.append(Change("Changed", alias, new=b.version, what=_artifact_change(a, b)))
             elif a.launch != b.launch:
                 out.append(Change("Changed", alias, new=b.version))
     return out
@@ -463,3 +514,15 @@ def _moved(old: str | None, new: str | None) -> str:
     after = version_key(new) if new else None
     lower = before is not None and after is not None and after < before
     return "Downgraded" if lower else "Updated"
+
+
+def _artifact_change(old: LockedServer, new: LockedServer) -> str:
+    """What happened to the record at the same version: recorded where there was none (a
+    backfill) reads differently from a digest that changed (worth a look) or was dropped."""
+    from mcpsync.artifacts import NO_ARTIFACT
+
+    if old.artifact is None:
+        return "artifact digests recorded"
+    if new.artifact is None:
+        return f"artifact digests dropped: {NO_ARTIFACT.get(new.no_artifact or '', 'none found')}"
+    return "artifact digests changed"

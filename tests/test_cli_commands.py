@@ -161,7 +161,7 @@ def test_add_existing_alias_updates_the_constraint_in_place(team: Path, stub: Re
         'version = "^1.2"    # stay on 1.x', 'version = "~1.2"    # stay on 1.x'
     )
     assert pins(team)["weather"] == "1.2.0"
-    assert result.err_lines[1:] == ["Updated weather 1.10.1 -> 1.2.0"]
+    assert result.err_lines[1:] == ["Downgraded weather 1.10.1 -> 1.2.0"]
 
 
 def test_add_keeps_crlf_line_endings(tmp_path: Path, stub: RegistryStub) -> None:

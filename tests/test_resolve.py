@@ -224,8 +224,8 @@ def test_report_is_json_with_json(tmp_path: Path, stub: RegistryStub) -> None:
         "merge_conflict": False,
         "changes": [{"action": "Updated", "alias": "a", "old": "1.1.0", "new": "1.2.0"}],
         "servers": [
-            {"alias": "a", "name": A, "version": "1.2.0"},
-            {"alias": "b", "name": B, "version": "1.1.0"},
+            {"alias": "a", "name": A, "version": "1.2.0", "no_artifact": "artifacts-off"},
+            {"alias": "b", "name": B, "version": "1.1.0", "no_artifact": "artifacts-off"},
         ],
         "warnings": [],
     }

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from mcpsync.artifacts.model import (
     KINDS,
+    NO_ARTIFACT,
     SOURCES,
     Artifact,
     Drift,
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KINDS",
+    "NO_ARTIFACT",
     "SOURCES",
     "Artifact",
     "Drift",
@@ -49,7 +51,14 @@ __all__ = [
     "wanted",
 ]
 
-OPT_OUT = "lock without artifact digests: `mcpsync lock --no-artifacts` or [lock] artifacts = false"
+
+def opt_out(alias: str) -> str:
+    """The hint's ways to lock without this server's digest: per run, server or project."""
+    return (
+        f"lock without artifact digests: `--no-artifacts` (lock, add), "
+        f"`artifacts = false` in [servers.{alias}] for this server only, or [lock] "
+        "artifacts = false"
+    )
 
 
 class Lookup(Protocol):
@@ -80,7 +89,7 @@ class Stores:
             exc.message = f"Server '{alias}': {exc.message}"
             exc.args = (exc.message,)
             if exc.hint is None and isinstance(exc, EnvFailure):
-                exc.hint = f"mcp.lock was not changed; try again later, or {OPT_OUT}"
+                exc.hint = f"mcp.lock was not changed; try again later, or {opt_out(alias)}"
             raise
 
     def _open(self) -> Session:

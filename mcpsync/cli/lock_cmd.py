@@ -22,6 +22,15 @@ if TYPE_CHECKING:
     from mcpsync.resolve import Change, LockWarning, Plan, Warn
 
 
+artifacts_option = click.option(
+    "--artifacts/--no-artifacts",
+    default=None,
+    help="Record (or not) each package's digest from its npm registry, package index, OCI "
+    "registry or bundle URL. Default: env MCPSYNC_ARTIFACTS, then [lock] artifacts in "
+    "mcp.toml, then on for an http(s) registry and off for a file: snapshot.",
+)
+
+
 @category("write", read_when=("check",))
 @examples("mcpsync lock", "mcpsync lock --check", "mcpsync lock -P filesystem", "mcpsync lock -U")
 @click.command()
@@ -36,13 +45,7 @@ if TYPE_CHECKING:
     help="Re-resolve this server only (repeatable).",
 )
 @click.option("--check", is_flag=True, help="Offline: exit 0 if mcp.lock matches mcp.toml, else 1.")
-@click.option(
-    "--artifacts/--no-artifacts",
-    default=None,
-    help="Record (or not) each package's digest from its npm registry, package index, OCI "
-    "registry or bundle URL. Default: env MCPSYNC_ARTIFACTS, then [lock] artifacts in "
-    "mcp.toml, then on for an http(s) registry and off for a file: snapshot.",
-)
+@artifacts_option
 @json_option
 @click.pass_obj
 def lock(
@@ -134,8 +137,43 @@ def run_lock(
     changes = resolve.changes(old.report, new, old.triage.repaired)
     counts = _Counts.of(plans[0] if plans else None, new)
     seconds = time.monotonic() - started
-    _report(new, changes, written, seconds, as_json, warnings, old.conflict, counts)
+    summary = _Summary(counts.line(seconds), old.conflict, _without_digest(old.report, new))
+    _report(new, changes, written, as_json, warnings, summary)
     return 0
+
+
+@dataclass(frozen=True)
+class _Summary:
+    """The report's lines besides changes and warnings."""
+
+    counts: str  # "Resolved 1 server, kept 2 pins in 40ms"
+    conflict: str | None  # how a merge conflict in mcp.lock was resolved
+    without_digest: list[str]  # entries newly locked without an artifact digest, and why
+
+
+def _without_digest(old: Lock | None, new: Lock) -> list[str]:
+    """A line for each entry newly locked without an artifact digest while artifacts were on
+    (opted out, or its store unreachable), saying why; not repeated on every run. With
+    artifacts off, which someone chose, it is recorded but not announced."""
+    from mcpsync.artifacts import NO_ARTIFACT
+    from mcpsync.artifacts.model import BACKFILL
+
+    lines = []
+    for server in new.servers:
+        before = old.get(server.alias) if old is not None else None
+        if server.no_artifact in (None, "artifacts-off") or (
+            before is not None
+            and (before.artifact, before.no_artifact) == (None, server.no_artifact)
+        ):
+            continue
+        why = NO_ARTIFACT.get(server.no_artifact, server.no_artifact)
+        later = (
+            "; `mcpsync lock` with artifacts on records it"
+            if server.no_artifact in BACKFILL
+            else ""
+        )
+        lines.append(f"note: {server.alias} {server.version} has no artifact digest: {why}{later}")
+    return lines
 
 
 @dataclass(frozen=True)
@@ -201,30 +239,36 @@ def _report(
     new: Lock,
     changes: list[Change],
     written: bool,
-    seconds: float,
     as_json: bool,
-    warnings: Sequence[LockWarning] = (),
-    conflict: str | None = None,
-    counts: _Counts | None = None,
+    warnings: Sequence[LockWarning],
+    summary: _Summary,
 ) -> None:
     if as_json:
         emit_json(
             {
                 "written": written,
-                "merge_conflict": conflict is not None,
+                "merge_conflict": summary.conflict is not None,
                 "changes": [_change_json(c) for c in changes],
                 "servers": [
-                    {"alias": s.alias, "name": s.name, "version": s.version} for s in new.servers
+                    {
+                        "alias": s.alias,
+                        "name": s.name,
+                        "version": s.version,
+                        "no_artifact": s.no_artifact,
+                    }
+                    for s in new.servers
                 ],
                 "warnings": [w.as_json() for w in warnings],
             }
         )
         return
-    if conflict is not None:
-        note(conflict)
-    note((counts or _Counts.of(None, new)).line(seconds))
+    if summary.conflict is not None:
+        note(summary.conflict)
+    note(summary.counts)
     for change in changes:
         report_change(change.render())
+    for line in summary.without_digest:
+        note(line)
     for warning in warnings:
         note(f"warning: {warning.render()}")
 
@@ -271,7 +315,20 @@ def _check(proj: Project, as_json: bool, artifacts: bool) -> int:
         note(todo[0].upper() + todo[1:] + ".")
     else:
         say("mcp.lock is up to date.")
+    if artifacts and lock is not None:
+        _note_without_digest(lock)
     return 1 if differs else 0
+
+
+def _note_without_digest(lock: Lock) -> None:
+    """Entries recorded without a digest for a reason are no staleness (the lock says what it
+    lacks and why, and an unrelated check must not fail on them), but they are named."""
+    from mcpsync.artifacts import NO_ARTIFACT
+
+    lacking = [s for s in lock.servers if s.no_artifact is not None and s.artifact is None]
+    for server in lacking:
+        why = NO_ARTIFACT.get(server.no_artifact or "", server.no_artifact)
+        note(f"note: {server.alias} {server.version} has no artifact digest: {why}")
 
 
 def _check_conflict(proj: Project, hunks: list[tuple[int, int]], as_json: bool) -> int:
