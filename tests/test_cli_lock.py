@@ -227,6 +227,26 @@ def test_summary_counts_resolved_apart_from_kept_and_custom(
     assert upgraded.err_lines[0].startswith("Resolved 4 servers, 1 custom in ")
 
 
+def test_a_registry_that_never_answers_is_named_after_2s_and_fails_within_3_timeouts(
+    stub: RegistryStub, project: Path
+) -> None:
+    """Issue 15: a registry that accepts connections and never answers gave 27.7 s of silence
+    (5 attempts of 5 s, and the backoff). Real backoff here, as a user gets it."""
+    stub.faults.hang_first = ALWAYS
+    started = time.monotonic()
+    result = lock(stub.url, project, timeout="1.5")
+    elapsed = time.monotonic() - started
+    assert result.code == 3, str(result)
+    host = stub.url.removeprefix("http://")
+    assert result.err_lines[0] == (
+        f"Waiting for {host} to answer (2 s so far; giving up within 4.5 s, see --timeout)"
+    )
+    assert result.err_lines[1].startswith(f"error: Registry {stub.url} did not answer within 1.5 s")
+    assert result.err_lines[1].endswith(", 2 attempts)")
+    assert len(result.err_lines) == 3 and result.err_lines[2].startswith("  hint: ")
+    assert 3.0 <= elapsed < 4.5 + 0.5  # 2 attempts and a backoff; never more than 3 timeouts
+
+
 # --- the no-op lock --------------------------------------------------------------------------
 
 
