@@ -8,11 +8,11 @@ import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from mcpsync.artifacts import Artifact, Wanted, wanted
+from mcpsync.artifacts import CURRENT_KINDS, Artifact, Wanted, wanted
 from mcpsync.artifacts import Lookup as ArtifactLookup
 from mcpsync.errors import EnvFailure, InputError, NotFound, ServerFailures
 from mcpsync.integrity import custom_entry, launch_options, registry_entry
-from mcpsync.launch import render
+from mcpsync.launch import LATEST, Launch, render
 from mcpsync.lockfile import Lock, LockedServer, keep_surface
 from mcpsync.manifest import Manifest, ServerSpec
 from mcpsync.pool import concurrently
@@ -277,11 +277,15 @@ class _Work:
             try:
                 entry = _pick(spec, found, self.refresh.get(alias), self.registry_url)
                 launch = render(entry.server, launch_options(spec))
+                pinned = None
+                if launch.package_version == LATEST and launch.registry_type in _NAMED_VERSIONS:
+                    pinned = self._latest(spec, entry, launch, stores, abort, out.warnings[alias])
+                    launch = render(entry.server, launch_options(spec), package_version=pinned)
                 record, reason = self._artifact(
                     spec, wanted(launch), stores, abort, out.warnings[alias].append
                 )
                 locked = registry_entry(
-                    spec, entry.server, self.registry_url, record, launch=launch
+                    spec, entry.server, self.registry_url, record, launch=launch, latest=pinned
                 )
                 out.results[alias] = replace(locked, no_artifact=reason)
             except InputError as exc:
@@ -289,6 +293,44 @@ class _Work:
                 continue
             _warn_unused(self.manifest, spec, entry, out.warnings[alias].append)
         return out
+
+    def _latest(
+        self,
+        spec: ServerSpec,
+        entry: ServerEntry,
+        launch: Launch,
+        stores: ArtifactLookup | None,
+        abort: threading.Event,
+        warnings: list[LockWarning],
+    ) -> str:
+        """The version to pin a package whose server.json says `latest` to: the one the lock
+        has while the server's pin stays, else its store's current version (with a warning).
+        Refused when no store can be asked: the server's own version may not exist there."""
+        before = self.old.get(spec.alias)
+        if (
+            spec.alias in self.refresh
+            and before is not None
+            and before.version == entry.version
+            and before.launch.identifier == launch.identifier
+            and before.launch.package_version not in (None, LATEST)
+        ):
+            return str(before.launch.package_version)
+        want = wanted(launch)
+        if stores is None or not spec.artifacts or want is None or want.kind not in CURRENT_KINDS:
+            raise _no_store_for_latest(spec, entry, launch, stores is not None)
+        current = stores.current(spec.alias, want, abort)
+        warnings.append(
+            LockWarning(
+                alias=spec.alias,
+                kind="latest",
+                message=f"{self.manifest.path.name}: server '{spec.alias}': {spec.name} "
+                f"{entry.version} gives its {launch.registry_type} package "
+                f"'{launch.identifier}' the version 'latest'; pinned {current}, its store's "
+                "current version",
+                hint=f"`mcpsync lock -P {spec.alias}` takes a newer one",
+            )
+        )
+        return current
 
     def _artifact(
         self,
@@ -324,6 +366,39 @@ class _Work:
             hint=f"{missing.hint or ''}check `name` in mcp.toml "
             "(`mcpsync search TEXT` lists matching names)",
         )
+
+
+# The launchers that put the package version on the command line (npx, uvx, dnx): `latest`
+# there is no pin. An OCI `latest` is a real tag, pinned by its image digest.
+_NAMED_VERSIONS = ("npm", "pypi", "nuget")
+
+
+def _no_store_for_latest(
+    spec: ServerSpec, entry: ServerEntry, launch: Launch, stores_on: bool
+) -> InputError:
+    what = (
+        f"Server '{spec.alias}' ({spec.name} {entry.version}): its {launch.registry_type} "
+        f"package '{launch.identifier}' says version 'latest', which pins nothing (and "
+        f"{entry.version}, the server's version, need not exist as a package version)"
+    )
+    if launch.registry_type not in CURRENT_KINDS:
+        hint = (
+            f"mcpsync cannot ask that package's store for its current version; declare the "
+            f"server with command and args under [servers.{spec.alias}], pinning a version"
+        )
+    elif stores_on:  # on for the run, off for this server
+        hint = (
+            f"lock asks the package's store for its current version and pins that; remove "
+            f"`artifacts = false` from [servers.{spec.alias}] so that it may"
+        )
+    else:
+        hint = (
+            "lock asks the package's store for its current version and pins that, and "
+            "artifact lookups are off for this lock: run `mcpsync lock --artifacts` (or set "
+            "[lock] artifacts = true), or pick a server version whose package names its "
+            "version (`mcpsync show NAME` lists them)"
+        )
+    return InputError(what, hint=hint)
 
 
 def _trusted(old: Lock | None, refetch: Collection[str]) -> dict[str, LockedServer]:
@@ -498,6 +573,10 @@ def changes(old: Lock | None, new: Lock, repaired: Mapping[str, str] | None = No
                 out.append(Change(_moved(a.version, b.version), alias, a.version, b.version))
             elif fixed:
                 out.append(Change("Repaired", alias, new=b.version, detail=repaired[alias]))
+            elif a.launch.package_version != b.launch.package_version and a.launch.identifier:
+                # the same server version, another package version (a `latest` pinned again)
+                moved = f"package {a.launch.package_version} -> {b.launch.package_version}"
+                out.append(Change("Changed", alias, new=b.version, what=moved))
             elif a.artifact != b.artifact:
                 out.append(Change("Changed", alias, new=b.version, what=_artifact_change(a, b)))
             elif a.launch != b.launch:

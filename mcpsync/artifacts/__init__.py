@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from mcpsync.artifacts.model import (
     KINDS,
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from mcpsync.lockfile import LockedServer
 
 __all__ = [
+    "CURRENT_KINDS",
     "KINDS",
     "NO_ARTIFACT",
     "SOURCES",
@@ -50,6 +51,10 @@ __all__ = [
     "oci_image_digest",
     "wanted",
 ]
+
+
+T = TypeVar("T")
+CURRENT_KINDS = ("npm", "pypi")  # the stores that can say which version is current
 
 
 def opt_out(alias: str) -> str:
@@ -68,6 +73,8 @@ class Lookup(Protocol):
 
     def lookup(self, alias: str, want: Wanted, abort: threading.Event) -> Artifact: ...
 
+    def current(self, alias: str, want: Wanted, abort: threading.Event) -> str: ...
+
     def close(self) -> None: ...
 
 
@@ -83,8 +90,19 @@ class Stores:
 
     def lookup(self, alias: str, want: Wanted, abort: threading.Event) -> Artifact:
         """`want`'s record; a failure's message names the server `alias`."""
+        return self._named(alias, lambda: _store(want.kind)(self._open(), want, abort))
+
+    def current(self, alias: str, want: Wanted, abort: threading.Event) -> str:
+        """The version `want`'s store serves as current (npm's `latest` tag, the newest
+        release on a package index) for a package whose server.json says `latest`."""
+        from mcpsync.artifacts import npm, pypi
+
+        found = {"npm": npm.current_version, "pypi": pypi.current_version}[want.kind]
+        return self._named(alias, lambda: found(self._open(), want, abort))
+
+    def _named(self, alias: str, work: Callable[[], T]) -> T:
         try:
-            return _store(want.kind)(self._open(), want, abort)
+            return work()
         except McpsyncError as exc:
             exc.message = f"Server '{alias}': {exc.message}"
             exc.args = (exc.message,)
