@@ -210,7 +210,7 @@ def test_unreachable_store_is_exit_3_with_the_opt_out_hint_and_opt_out_works(
     assert "artifact" not in server(root, "weather")
     assert server(root, "weather")["no-artifact"] == "artifacts-off"
     assert all("artifact" in server(root, a) for a in ("bundle", "notes", "postgres"))
-    assert f'{store.host}/acme/postgres-mcp:3.1.0@sha256:' in lock_bytes(root).decode()
+    assert f"{store.host}/acme/postgres-mcp:3.1.0@sha256:" in lock_bytes(root).decode()
 
 
 def test_manifest_setting_opts_out_and_file_registries_default_off(
@@ -405,7 +405,7 @@ def test_lock_check_is_stale_while_an_older_lock_says_nothing_of_its_digests(
     root = write_project(tmp_path / "p", TOML)
     assert lock(registry, store, root, "--no-artifacts").code == 0
     # what an mcpsync before `no-artifact` wrote: no record, and no word on why
-    older = re.sub(r'^no-artifact = .*\n', "", lock_bytes(root).decode(), flags=re.M)
+    older = re.sub(r"^no-artifact = .*\n", "", lock_bytes(root).decode(), flags=re.M)
     (root / "mcp.lock").write_text(older)
     stale = lock(registry, store, root, "--check")
     assert stale.code == 1, stale

@@ -57,9 +57,7 @@ def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
 def run(registry: RegistryStub, store: ArtifactStub, root: Path, *args: str, **env: str) -> Result:
     # MCPSYNC_ARTIFACTS unset: the default for an http(s) registry, which is on
     environment = {**store.env(), "MCPSYNC_ARTIFACTS": "", "HOME": str(root.parent), **env}
-    return run_cli(
-        "--registry", registry.url, "--timeout", "2", "-C", root, *args, env=environment
-    )
+    return run_cli("--registry", registry.url, "--timeout", "2", "-C", root, *args, env=environment)
 
 
 def entry(root: Path, alias: str) -> dict[str, Any]:
