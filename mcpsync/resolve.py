@@ -48,7 +48,7 @@ class LockWarning:
     variables key, a server a target cannot write). Reported on stderr and in --json."""
 
     alias: str
-    kind: str  # env | variables | target | artifact
+    kind: str  # env | variables | target | artifact | latest | argument
     message: str
     key: str | None = None  # the mcp.toml key (env, variables) or the target's label
     suggestions: tuple[str, ...] = ()
@@ -292,6 +292,7 @@ class _Work:
                 out.results[alias] = exc
                 continue
             _warn_unused(self.manifest, spec, entry, out.warnings[alias].append)
+            _warn_arguments(self.manifest, spec, entry, out.warnings[alias].append)
         return out
 
     def _latest(
@@ -548,6 +549,23 @@ def _warn_unused(manifest: Manifest, spec: ServerSpec, entry: ServerEntry, warn:
                 suggestions=unused.close,
                 message=f"{manifest.path.name}: server '{spec.alias}': `{unused.field}` key "
                 f"'{unused.key}' is {unused.problem} {where}; {hint}",
+            )
+        )
+
+
+def _warn_arguments(manifest: Manifest, spec: ServerSpec, entry: ServerEntry, warn: Warn) -> None:
+    """Arguments whose rendering the server.json schema leaves open (launch.argument_notes)."""
+    from mcpsync.launch import argument_notes
+
+    for note in argument_notes(entry.server, launch_options(spec)):
+        warn(
+            LockWarning(
+                alias=spec.alias,
+                kind="argument",
+                message=f"{manifest.path.name}: server '{spec.alias}': {spec.name} "
+                f"{entry.version}: {note}",
+                hint="check the server's documentation; if it wants another form, declare "
+                f"it with command and args under [servers.{spec.alias}]",
             )
         )
 

@@ -40,10 +40,17 @@ from mcpsync.launch.model import (
     Launch,
     LaunchOptions,
 )
-from mcpsync.launch.rendering import choose, render, render_custom, unused_inputs
+from mcpsync.launch.rendering import (
+    argument_notes,
+    choose,
+    render,
+    render_custom,
+    unused_inputs,
+)
 
 __all__ = [
     "LATEST",
+    "argument_notes",
     "LAUNCHABLE",
     "REMOTE_TRANSPORTS",
     "TRANSPORTS",

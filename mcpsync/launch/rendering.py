@@ -152,6 +152,44 @@ def unused_inputs(server: Mapping[str, Any], opts: LaunchOptions) -> list[Unused
         return []
 
 
+def argument_notes(server: Mapping[str, Any], opts: LaunchOptions) -> list[str]:
+    """The arguments of the package `render` chooses whose command line the server.json schema
+    leaves open, one sentence each, for lock to warn about. mcpsync renders a named argument
+    as two words, `NAME VALUE`, with NAME as given: the schema says `name` includes its leading
+    dashes, while it also calls a named argument "`--flag={value}`"."""
+    kind, entry = choose(server, opts)
+    if kind == "remote":
+        return []
+    notes = []
+    for key in ("runtimeArguments", "packageArguments"):
+        specs = entry.get(key)
+        for spec in specs if isinstance(specs, list) else []:
+            note = _argument_note(spec, key) if isinstance(spec, Mapping) else None
+            if note is not None:
+                notes.append(note)
+    return notes
+
+
+def _argument_note(spec: Mapping[str, Any], key: str) -> str | None:
+    name, kind = spec.get("name"), spec.get("type")
+    if kind not in ("named", "positional"):
+        shape = "named" if name else "positional"
+        return f"an argument in {key} has no `type`; it is read as {shape} from its shape"
+    if kind != "named" or not isinstance(name, str) or not name:
+        return None
+    if not name.startswith("-"):
+        return (
+            f"named argument {name!r} ({key}) has no leading dash; as the schema says `name` "
+            f"includes its dashes, it is passed as `{name} VALUE`, not `--{name} VALUE`"
+        )
+    if name.endswith("="):
+        return (
+            f"named argument {name!r} ({key}) ends in '='; it is passed as `{name} VALUE` "
+            "(two words), which a server expecting one word will not read"
+        )
+    return None
+
+
 def render_custom(opts: LaunchOptions, *, command: str | None, url: str | None) -> Launch:
     """A server declared in mcp.toml itself: command/args/env, or url/headers (or both, for a
     local command serving HTTP). Transport defaults: stdio for a command, streamable-http for
