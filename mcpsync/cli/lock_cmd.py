@@ -152,27 +152,20 @@ class _Summary:
 
 
 def _without_digest(old: Lock | None, new: Lock) -> list[str]:
-    """A line for each entry newly locked without an artifact digest while artifacts were on
-    (opted out, or its store unreachable), saying why; not repeated on every run. With
-    artifacts off, which someone chose, it is recorded but not announced."""
+    """A line for each entry newly locked without an artifact digest because it opted out,
+    while artifacts were on; not repeated on every run. Artifacts off for the run is recorded
+    but not announced (someone chose it); a store that failed has its warning."""
     from mcpsync.artifacts import NO_ARTIFACT
-    from mcpsync.artifacts.model import BACKFILL
 
     lines = []
     for server in new.servers:
         before = old.get(server.alias) if old is not None else None
-        if server.no_artifact in (None, "artifacts-off") or (
-            before is not None
-            and (before.artifact, before.no_artifact) == (None, server.no_artifact)
+        if server.no_artifact != "opted-out" or (
+            before is not None and (before.artifact, before.no_artifact) == (None, "opted-out")
         ):
             continue
-        why = NO_ARTIFACT.get(server.no_artifact, server.no_artifact)
-        later = (
-            "; `mcpsync lock` with artifacts on records it"
-            if server.no_artifact in BACKFILL
-            else ""
-        )
-        lines.append(f"note: {server.alias} {server.version} has no artifact digest: {why}{later}")
+        why = NO_ARTIFACT["opted-out"]
+        lines.append(f"note: {server.alias} {server.version} has no artifact digest: {why}")
     return lines
 
 
