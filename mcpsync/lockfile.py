@@ -85,6 +85,18 @@ class LockedServer:
     def has_store(self) -> bool:
         return wanted(self.launch) is not None
 
+    @property
+    def pinned_from_latest(self) -> bool:
+        """Its server.json's package says version `latest`, and lock pinned the store's
+        current version in its place (resolve.py): `lock --check` says so."""
+        packages = (self.server_json or {}).get("packages")
+        return any(
+            isinstance(p, Mapping)
+            and p.get("identifier") == self.launch.identifier
+            and p.get("version") == "latest"
+            for p in (packages if isinstance(packages, list) else [])
+        ) and self.launch.package_version not in (None, "latest")
+
 
 @dataclass(frozen=True)
 class Lock:

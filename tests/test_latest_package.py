@@ -92,8 +92,13 @@ def test_latest_is_pinned_to_the_store_current_version_with_a_warning(
         "'acme-notes' the version 'latest'; pinned 0.9.0, its store's current version",
         "  hint: `mcpsync lock -P notes` takes a newer one",
     ]
-    # offline: the pin is what the lock recorded, not a tamper
-    assert run(registry, store, root, "lock", "--check").code == 0
+    # offline: the pin is what the lock recorded, not a tamper, and --check says where from
+    check = run(registry, store, root, "lock", "--check")
+    assert check.code == 0, str(check)
+    assert check.err_lines[0] == (
+        "note: fs 1.0.0: its package says version 'latest'; mcp.lock pins 1.4.2, its store's "
+        "current version when it was locked (`mcpsync lock -P fs` asks again)"
+    )
     assert run(registry, store, root, "sync", "--check").code in (0, 1)  # no targets: no error
 
     # the pin holds: a relock asks nobody; a new `latest` is taken only when asked

@@ -308,20 +308,27 @@ def _check(proj: Project, as_json: bool, artifacts: bool) -> int:
         note(todo[0].upper() + todo[1:] + ".")
     else:
         say("mcp.lock is up to date.")
-    if artifacts and lock is not None:
-        _note_without_digest(lock)
+    if lock is not None:
+        _notes(lock, artifacts)
     return 1 if differs else 0
 
 
-def _note_without_digest(lock: Lock) -> None:
-    """Entries recorded without a digest for a reason are no staleness (the lock says what it
-    lacks and why, and an unrelated check must not fail on them), but they are named."""
+def _notes(lock: Lock, artifacts: bool) -> None:
+    """What is no staleness but worth knowing: entries recorded without a digest for a reason
+    (with artifacts on; no unrelated check may fail on them), and packages pinned in place of
+    a `latest` their server.json gives."""
     from mcpsync.artifacts import NO_ARTIFACT
 
-    lacking = [s for s in lock.servers if s.no_artifact is not None and s.artifact is None]
-    for server in lacking:
-        why = NO_ARTIFACT.get(server.no_artifact or "", server.no_artifact)
-        note(f"note: {server.alias} {server.version} has no artifact digest: {why}")
+    for server in lock.servers:
+        if artifacts and server.no_artifact is not None and server.artifact is None:
+            why = NO_ARTIFACT.get(server.no_artifact, server.no_artifact)
+            note(f"note: {server.alias} {server.version} has no artifact digest: {why}")
+        if server.pinned_from_latest:
+            note(
+                f"note: {server.alias} {server.version}: its package says version 'latest'; "
+                f"mcp.lock pins {server.launch.package_version}, its store's current version "
+                f"when it was locked (`mcpsync lock -P {server.alias}` asks again)"
+            )
 
 
 def _check_conflict(proj: Project, hunks: list[tuple[int, int]], as_json: bool) -> int:
