@@ -8,13 +8,14 @@ import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from mcpsync.artifacts import CURRENT_KINDS, Artifact, Wanted, wanted
 from mcpsync.artifacts import Lookup as ArtifactLookup
-from mcpsync.errors import EnvFailure, InputError, NotFound, ServerFailures
+from mcpsync.artifacts import wanted
+from mcpsync.errors import InputError, NotFound, ServerFailures
 from mcpsync.integrity import custom_entry, launch_options, registry_entry
-from mcpsync.launch import LATEST, Launch, render
+from mcpsync.launch import render
 from mcpsync.lockfile import Lock, LockedServer, keep_surface
 from mcpsync.manifest import Manifest, ServerSpec
+from mcpsync.pinning import Pins, needs_latest
 from mcpsync.pool import concurrently
 from mcpsync.registry.base import Registry, ServerEntry
 
@@ -178,12 +179,13 @@ def resolve(
     )
     if planned is not None:
         planned(the_plan)
+    pins = Pins.of(manifest.path.name, the_plan.refresh, old, refetch)
     fresh = set(the_plan.resolve)  # a set: `in` on the list made 10,000 servers quadratic
     todo = [a for a in sorted(manifest.servers) if a in the_plan.refresh or a in fresh]
     settled = _Settled()
     if todo:
         settled = _run(
-            _Work(manifest, the_plan.refresh, registry_url, todo, _trusted(old, refetch)),
+            _Work(manifest, the_plan.refresh, registry_url, todo, pins),
             open_registry,
             artifacts,
             progress,
@@ -240,7 +242,7 @@ class _Work:
     refresh: Mapping[str, str]
     registry_url: str
     aliases: list[str]
-    old: Mapping[str, LockedServer] = field(default_factory=dict)  # records to keep (_trusted)
+    pins: Pins = field(default_factory=Pins)  # what the old lock lets an entry keep
 
     @property
     def names(self) -> list[str]:
@@ -277,13 +279,11 @@ class _Work:
             try:
                 entry = _pick(spec, found, self.refresh.get(alias), self.registry_url)
                 launch = render(entry.server, launch_options(spec))
-                pinned = None
-                if launch.package_version == LATEST and launch.registry_type in _NAMED_VERSIONS:
-                    pinned = self._latest(spec, entry, launch, stores, abort, out.warnings[alias])
+                warn, pinned = out.warnings[alias].append, None
+                if needs_latest(launch):
+                    pinned = self.pins.latest(spec, entry, launch, stores, abort, warn)
                     launch = render(entry.server, launch_options(spec), package_version=pinned)
-                record, reason = self._artifact(
-                    spec, wanted(launch), stores, abort, out.warnings[alias].append
-                )
+                record, reason = self.pins.artifact(spec, wanted(launch), stores, abort, warn)
                 locked = registry_entry(
                     spec, entry.server, self.registry_url, record, launch=launch, latest=pinned
                 )
@@ -295,130 +295,12 @@ class _Work:
             _warn_arguments(self.manifest, spec, entry, out.warnings[alias].append)
         return out
 
-    def _latest(
-        self,
-        spec: ServerSpec,
-        entry: ServerEntry,
-        launch: Launch,
-        stores: ArtifactLookup | None,
-        abort: threading.Event,
-        warnings: list[LockWarning],
-    ) -> str:
-        """The version to pin a package whose server.json says `latest` to: the one the lock
-        has while the server's pin stays, else its store's current version (with a warning).
-        Refused when no store can be asked: the server's own version may not exist there."""
-        before = self.old.get(spec.alias)
-        if (
-            spec.alias in self.refresh
-            and before is not None
-            and before.version == entry.version
-            and before.launch.identifier == launch.identifier
-            and before.launch.package_version not in (None, LATEST)
-        ):
-            return str(before.launch.package_version)
-        want = wanted(launch)
-        if stores is None or not spec.artifacts or want is None or want.kind not in CURRENT_KINDS:
-            raise _no_store_for_latest(spec, entry, launch, stores is not None)
-        current = stores.current(spec.alias, want, abort)
-        warnings.append(
-            LockWarning(
-                alias=spec.alias,
-                kind="latest",
-                message=f"{self.manifest.path.name}: server '{spec.alias}': {spec.name} "
-                f"{entry.version} gives its {launch.registry_type} package "
-                f"'{launch.identifier}' the version 'latest'; pinned {current}, its store's "
-                "current version",
-                hint=f"`mcpsync lock -P {spec.alias}` takes a newer one",
-            )
-        )
-        return current
-
-    def _artifact(
-        self,
-        spec: ServerSpec,
-        want: Wanted | None,
-        stores: ArtifactLookup | None,
-        abort: threading.Event,
-        warn: Warn,
-    ) -> tuple[Artifact | None, str | None]:
-        """The [server.artifact] record for `want`, or None and why (NO_ARTIFACT). The lock's
-        record of the same package is kept when the stores are off or cannot be reached: it
-        is as true as it was (so `lock -U --no-artifacts` drops no digest of an unchanged
-        version). A store that fails for a package the lock has no record of fails the run."""
-        if want is None:
-            return None, None
-        if not spec.artifacts:
-            return None, "opted-out"
-        before = self.old.get(spec.alias)
-        same = before if before is not None and wanted(before.launch) == want else None
-        if stores is None:
-            return (same.artifact, None) if same and same.artifact else (None, "artifacts-off")
-        try:
-            return stores.lookup(spec.alias, want, abort), None
-        except EnvFailure as exc:
-            if same is None or abort.is_set():
-                raise
-            warn(_unreachable(self.manifest, spec, exc, same.artifact is not None))
-            return (same.artifact, None) if same.artifact else (None, "store-unreachable")
-
     def missing_error(self, alias: str, missing: NotFound) -> NotFound:
         return NotFound(
             f"{self.manifest.path.name}: server '{alias}': {missing.message}",
             hint=f"{missing.hint or ''}check `name` in mcp.toml "
             "(`mcpsync search TEXT` lists matching names)",
         )
-
-
-# The launchers that put the package version on the command line (npx, uvx, dnx): `latest`
-# there is no pin. An OCI `latest` is a real tag, pinned by its image digest.
-_NAMED_VERSIONS = ("npm", "pypi", "nuget")
-
-
-def _no_store_for_latest(
-    spec: ServerSpec, entry: ServerEntry, launch: Launch, stores_on: bool
-) -> InputError:
-    what = (
-        f"Server '{spec.alias}' ({spec.name} {entry.version}): its {launch.registry_type} "
-        f"package '{launch.identifier}' says version 'latest', which pins nothing (and "
-        f"{entry.version}, the server's version, need not exist as a package version)"
-    )
-    if launch.registry_type not in CURRENT_KINDS:
-        hint = (
-            f"mcpsync cannot ask that package's store for its current version; declare the "
-            f"server with command and args under [servers.{spec.alias}], pinning a version"
-        )
-    elif stores_on:  # on for the run, off for this server
-        hint = (
-            f"lock asks the package's store for its current version and pins that; remove "
-            f"`artifacts = false` from [servers.{spec.alias}] so that it may"
-        )
-    else:
-        hint = (
-            "lock asks the package's store for its current version and pins that, and "
-            "artifact lookups are off for this lock: run `mcpsync lock --artifacts` (or set "
-            "[lock] artifacts = true), or pick a server version whose package names its "
-            "version (`mcpsync show NAME` lists them)"
-        )
-    return InputError(what, hint=hint)
-
-
-def _trusted(old: Lock | None, refetch: Collection[str]) -> dict[str, LockedServer]:
-    """The old entries whose artifact records may be kept for an unchanged package: not the
-    ones triage found edited (their records cannot be trusted either)."""
-    return {s.alias: s for s in old.servers if s.alias not in refetch} if old else {}
-
-
-def _unreachable(manifest: Manifest, spec: ServerSpec, exc: EnvFailure, kept: bool) -> LockWarning:
-    """An entry whose pin did not change but whose store failed: the lock goes on without
-    (or with the earlier) record, so that this server does not wedge every other command."""
-    what = "kept the digest recorded before" if kept else "locked it without a digest"
-    reason = exc.message.removeprefix(f"Server '{spec.alias}': ")
-    return LockWarning(
-        alias=spec.alias,
-        kind="artifact",
-        message=f"{manifest.path.name}: server '{spec.alias}': {reason}; {what}",
-        hint="`mcpsync lock` looks it up again when its store answers",
-    )
 
 
 def _run(
