@@ -29,27 +29,6 @@ from mcpsync.launch.checks import REFERENCE, env_name
 JSON_KINDS = ("claude-code", "cursor", "vscode", "gemini", "claude-desktop", "windsurf", "zed")
 KINDS = (*JSON_KINDS, "codex", "holodeck-agent", "holodeck-global")
 
-# By file name, then by (parent directory, file name): the files each client reads.
-_BY_NAME = {
-    ".mcp.json": "claude-code",
-    ".claude.json": "claude-code",
-    "claude_desktop_config.json": "claude-desktop",
-    "mcp_config.json": "windsurf",
-    "agent.yaml": "holodeck-agent",
-    "agent.yml": "holodeck-agent",
-}
-_BY_DIR = {
-    (".cursor", "mcp.json"): "cursor",
-    (".vscode", "mcp.json"): "vscode",
-    ("User", "mcp.json"): "vscode",
-    (".gemini", "settings.json"): "gemini",
-    (".zed", "settings.json"): "zed",
-    ("zed", "settings.json"): "zed",
-    (".codex", "config.toml"): "codex",
-    (".holodeck", "config.yaml"): "holodeck-global",
-    (".holodeck", "config.yml"): "holodeck-global",
-}
-
 # Names that may hold a secret: the value is never copied, a reference is written instead.
 # A false positive costs the user one `export`; a false negative would leak a secret.
 _SECRET_NAME = re.compile(
@@ -115,19 +94,11 @@ class Entry:
 
 def detect_kind(path: Path, text: str) -> str:
     """The file's kind from its name and place, else from what it holds."""
-    kind = _BY_NAME.get(path.name) or _BY_DIR.get((path.parent.name, path.name))
+    from mcpsync.targets.detect import file_kind
+
+    kind = file_kind(path, text)
     if kind is not None:
         return kind
-    suffix = path.suffix.lower()
-    if suffix == ".toml" and re.search(r"^\s*\[\s*mcp_servers[.\]]", text, re.MULTILINE):
-        return "codex"
-    if suffix in (".yaml", ".yml"):
-        if re.search(r"^mcp_servers\s*:", text, re.MULTILINE):
-            return "holodeck-global"
-        if re.search(r"^tools\s*:", text, re.MULTILINE):
-            return "holodeck-agent"
-    if suffix == ".json" and re.search(r'"servers"\s*:', text) and '"mcpServers"' not in text:
-        return "vscode"
     raise InputError(
         f"{path}: cannot tell which client's config this is. File not read.",
         hint=f"pass --kind, one of: {', '.join(KINDS)}",
@@ -140,7 +111,7 @@ def detect_kind(path: Path, text: str) -> str:
 def read_entries(path: Path, source: str, text: str, kind: str) -> list[Entry]:
     """Every MCP server entry of the file, in file order."""
     raw = _raw_servers(path, text, kind)
-    return [_entry(source, kind, key, value) for key, value in raw.items()]
+    return [read_entry(source, kind, key, value) for key, value in raw.items()]
 
 
 def _raw_servers(path: Path, text: str, kind: str) -> dict[str, Any]:
@@ -202,7 +173,8 @@ _KNOWN = {
 }
 
 
-def _entry(source: str, kind: str, key: str, raw: Any) -> Entry:
+def read_entry(source: str, kind: str, key: str, raw: Any) -> Entry:
+    """One server entry of a `kind` file (`raw` as parsed) in mcp.toml's terms."""
     entry = Entry(source, kind, key)
     if not isinstance(raw, dict):
         raise InputError(f"{entry.where} is not an object. File not read.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,8 @@ class Run:
 
     only: list[TargetSpec] | None
     adopt: bool
+    kinds: tuple[str, ...] = ()  # the filters that chose `only`
+    scope: str | None = None
 
 
 @category("write", read_when=("check", "dry_run", "show_diff"))
@@ -90,8 +93,13 @@ def sync(
 
     proj = project.load(ctx.root, registry_override=ctx.registry_override, timeout=ctx.timeout)
     lock = _fresh_lock(proj, frozen)
-    only = sync_mod.select(proj.manifest.targets, kinds, scope) if kinds or scope else None
-    if not proj.manifest.targets or only == []:
+    home = Path(os.path.expanduser("~"))
+    only = None
+    if kinds or scope:
+        context = partial(sync_mod.make_context, proj.root, proj.manifest.path, home)
+        only = sync_mod.select(proj.manifest.targets, kinds, scope, context)
+    idle = only == [] or not proj.manifest.targets
+    if idle and not _removed_files(proj, home, kinds, scope):
         if proj.manifest.targets:
             note(f"No [[targets]] in mcp.toml match {_filters(kinds, scope)}; nothing to sync.")
         else:
@@ -99,12 +107,21 @@ def sync(
         if as_json:
             emit_json({"in_sync": True, "files": [], "missing_env": []})
         return 0
-    home = Path(os.path.expanduser("~"))
-    run = Run(only, adopt)
+    run = Run(only, adopt, kinds, scope)
     if check or dry_run or show_diff:
         the_plan = _plan(proj, lock, home, run)
         return _preview(proj, the_plan, check=check, as_json=as_json)
     return _write(proj, lock, home, run, as_json)
+
+
+def _removed_files(proj: Project, home: Path, kinds: tuple[str, ...], scope: str | None) -> bool:
+    """Whether files of removed targets that the run covers still hold entries sync wrote
+    (then a run that selects no declared target still has work: removing them)."""
+    from mcpsync import sync as sync_mod
+    from mcpsync.targets import removed
+
+    ctx = sync_mod.make_context(proj.root, proj.manifest.path, home)
+    return any(o.exists and o.selected(kinds, scope) for o in removed.orphans(ctx))
 
 
 def _filters(kinds: tuple[str, ...], scope: str | None) -> str:
@@ -133,7 +150,9 @@ def _plan(
     from mcpsync import sync as sync_mod
 
     ctx = sync_mod.make_context(proj.root, proj.manifest.path, home, adopt=run.adopt)
-    return sync_mod.plan(proj.manifest, lock, ctx, again=again, only=run.only)
+    return sync_mod.plan(
+        proj.manifest, lock, ctx, again=again, only=run.only, kinds=run.kinds, scope=run.scope
+    )
 
 
 def _write(proj: Project, lock: Any, home: Path, run: Run, as_json: bool) -> int:

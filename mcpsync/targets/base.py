@@ -73,6 +73,9 @@ class SyncContext:
     adopt: bool = False  # replace the user's own entries of a name the lock writes
     # real path -> entries mcpsync did not write that the planned change replaces or removes
     found: dict[Path, list[Foreign]] = field(default_factory=dict)
+    # real paths of files no declared target writes any more (targets/removed.py): only the
+    # entries this project wrote there are removed; nothing else in them is sync's
+    released: set[Path] = field(default_factory=set)
 
     def real(self, path: Path) -> Path:
         """real_target(path), resolved once a run (the stamps and the read cache both ask)."""
@@ -102,11 +105,15 @@ class SyncContext:
         return self.files[real]
 
     def resolve(self, raw: str) -> Path:
-        """A target `path` from mcp.toml: `~` is home, relative is relative to mcp.toml."""
-        if raw.startswith("~"):
-            return self.home / raw[1:].lstrip("/\\")
-        path = Path(raw)
-        return path if path.is_absolute() else self.root / path
+        return resolve_path(raw, self.root, self.home)
+
+
+def resolve_path(raw: str, root: Path, home: Path) -> Path:
+    """A target `path` from mcp.toml: `~` is home, relative is relative to mcp.toml."""
+    if raw.startswith("~"):
+        return home / raw[1:].lstrip("/\\")
+    path = Path(raw)
+    return path if path.is_absolute() else root / path
 
 
 class Target(Protocol):
@@ -147,6 +154,8 @@ def removals(
     from mcpsync import ownership
 
     if not shared:
+        if ctx.real(path) in ctx.released:
+            return (ctx.recorded(path) & set(existing)) - set(entries)
         ctx.take(path, ownership.foreign(ctx.recorded(path), existing.items(), entries))
         return set(existing) - set(entries)
     taken: list[Foreign] = []
@@ -182,6 +191,8 @@ def map_change(
 
 
 def label(spec: TargetSpec) -> str:
+    if spec.index < 0:  # the files of a target mcp.toml no longer has (targets/removed.py)
+        return f"{spec.kind} (removed target)"
     return f"{spec.kind} (target #{spec.index + 1})"
 
 
