@@ -32,6 +32,7 @@ REGISTRY_SERVER_KEYS = (
     "transport",
     "prereleases",
     "description",
+    "artifacts",
 )
 CUSTOM_SERVER_KEYS = ("command", "url", "args", "env", "headers", "transport", "description")
 TARGET_KEYS = ("kind", "path", "servers", "exclude", "scope", "holodeck")
@@ -57,6 +58,7 @@ class ServerSpec:
     command: str | None = None
     url: str | None = None
     holodeck: Mapping[str, Any] = field(default_factory=dict)  # HoloDeck tool settings
+    artifacts: bool = True  # False: lock records no artifact digest for this server
 
     @property
     def is_custom(self) -> bool:
@@ -68,9 +70,12 @@ class ServerSpec:
         out: dict[str, Any] = {}
         for key in keys:
             value = getattr(self, key)
-            if value in (None, (), {}, False) or (key == "version" and value == "*"):
+            if key == "artifacts":  # on unless set off: only `false` is recorded
+                value = None if value else False
+            elif value in (None, (), {}, False) or (key == "version" and value == "*"):
                 continue
-            out[key] = list(value) if isinstance(value, tuple) else _plain(value)
+            if value is not None:
+                out[key] = list(value) if isinstance(value, tuple) else _plain(value)
         return out
 
 
@@ -251,7 +256,11 @@ def _registry_server(where: str, alias: str, raw: dict[str, Any]) -> ServerSpec:
     prereleases = raw.get("prereleases", False)
     if not isinstance(prereleases, bool):
         raise InputError(f"{where}: `prereleases` must be true or false")
+    artifacts = raw.get("artifacts", True)
+    if not isinstance(artifacts, bool):
+        raise InputError(f"{where}: `artifacts` must be true or false")
     return ServerSpec(
+        artifacts=artifacts,
         alias=alias,
         name=name,
         version=version,
