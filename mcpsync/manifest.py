@@ -32,6 +32,7 @@ REGISTRY_SERVER_KEYS = (
     "transport",
     "prereleases",
     "description",
+    "artifacts",
     "tree",
 )
 CUSTOM_SERVER_KEYS = ("command", "url", "args", "env", "headers", "transport", "description")
@@ -61,6 +62,7 @@ class ServerSpec:
     command: str | None = None
     url: str | None = None
     holodeck: Mapping[str, Any] = field(default_factory=dict)  # HoloDeck tool settings
+    artifacts: bool = True  # False: lock records no artifact digest for this server
     tree: bool | None = None  # lock its dependency tree (None: as [lock] tree says)
 
     @property
@@ -73,9 +75,12 @@ class ServerSpec:
         out: dict[str, Any] = {}
         for key in (k for k in keys if k not in NOT_INPUTS):
             value = getattr(self, key)
-            if value in (None, (), {}, False) or (key == "version" and value == "*"):
+            if key == "artifacts":  # on unless set off: only `false` is recorded
+                value = None if value else False
+            elif value in (None, (), {}, False) or (key == "version" and value == "*"):
                 continue
-            out[key] = list(value) if isinstance(value, tuple) else _plain(value)
+            if value is not None:
+                out[key] = list(value) if isinstance(value, tuple) else _plain(value)
         return out
 
 
@@ -273,10 +278,14 @@ def _registry_server(where: str, alias: str, raw: dict[str, Any]) -> ServerSpec:
     prereleases = raw.get("prereleases", False)
     if not isinstance(prereleases, bool):
         raise InputError(f"{where}: `prereleases` must be true or false")
+    artifacts = raw.get("artifacts", True)
+    if not isinstance(artifacts, bool):
+        raise InputError(f"{where}: `artifacts` must be true or false")
     tree = raw.get("tree")
     if tree is not None and not isinstance(tree, bool):
         raise InputError(f"{where}: `tree` must be true or false")
     return ServerSpec(
+        artifacts=artifacts,
         alias=alias,
         name=name,
         version=version,

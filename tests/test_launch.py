@@ -476,7 +476,9 @@ def test_render(doc: dict[str, Any], options: LaunchOptions, expected: Launch) -
     [
         ("0.0.6", "0.0.7", "pkg@0.0.6"),  # the package's own version wins
         (None, "0.3.0", "pkg@0.3.0"),  # missing: the server's
-        ("latest", "0.3.0", "pkg@0.3.0"),  # `latest` is not a pin: the server's
+        # `latest` is no version, and the server's may not exist in npm (issue 15): it stays
+        # `latest` until lock pins the store's current version (render(package_version=…))
+        ("latest", "0.3.0", "pkg@latest"),
     ],
 )
 def test_package_version_fallback(
@@ -489,6 +491,9 @@ def test_package_version_fallback(
     launch = render(server(package, version=server_version), opts())
     assert launch.args == ("-y", expected)
     assert launch.package_version == expected.split("@")[1]
+    pinned = render(server(package, version=server_version), opts(), package_version="9.9.9")
+    kept = expected if package_version != "latest" else "pkg@9.9.9"  # only `latest` is replaced
+    assert pinned.args == ("-y", kept)
 
 
 @pytest.mark.parametrize(
@@ -915,7 +920,7 @@ UNSAFE_CASES: list[tuple[str, dict[str, Any], LaunchOptions]] = [
     ("version starts with -", _with(npm(), version="-1"), opts()),
     (
         "server version unsafe when package has none",
-        server(npm(version="latest"), version="{{VERSION}}"),
+        server({k: v for k, v in npm().items() if k != "version"}, version="{{VERSION}}"),
         opts(),
     ),
     (

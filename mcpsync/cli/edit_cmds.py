@@ -12,6 +12,7 @@ import click
 from mcpsync.choices import PACKAGES, TRANSPORTS
 from mcpsync.cli.complete import aliases
 from mcpsync.cli.context import Context
+from mcpsync.cli.lock_cmd import artifacts_option
 from mcpsync.cli.meta import category, examples
 from mcpsync.cli.output import emit_json, json_option, note, say
 from mcpsync.errors import InputError
@@ -90,6 +91,7 @@ def _warn_if_nested(directory: Path) -> None:
 )
 @click.option("--package", type=click.Choice(PACKAGES), help="Which package type to launch.")
 @click.option("--transport", type=click.Choice(TRANSPORTS), help="Which transport to use.")
+@artifacts_option
 @json_option
 @click.pass_obj
 def add(
@@ -102,6 +104,7 @@ def add(
     variables: tuple[str, ...],
     package: str | None,
     transport: str | None,
+    artifacts: bool | None,
     as_json: bool,
 ) -> int:
     """Declare a registry server in mcp.toml, then lock.
@@ -129,7 +132,9 @@ def add(
         return manifest_edit.add_server(text, path, alias, name, constraint, fields)
 
     added = _Added(alias, edit, save_constraint=not version)
-    code = _edit_then_lock(ctx, lambda text: edit(text, version or None), [alias], as_json, added)
+    code = _edit_then_lock(
+        ctx, lambda text: edit(text, version or None), [alias], as_json, added, artifacts
+    )
     if not as_json:
         _next_step(ctx, alias)
     return code
@@ -260,9 +265,11 @@ def _edit_then_lock(
     upgrade: list[str],
     as_json: bool,
     added: _Added | None = None,
+    artifacts: bool | None = None,
 ) -> int:
     """Edit mcp.toml in memory, lock against the edited manifest, write mcp.toml only then.
-    For `add` (`added`) the lock is reviewed before anything is written."""
+    For `add` (`added`) the lock is reviewed before anything is written. `artifacts`: as
+    `lock --artifacts/--no-artifacts`."""
     from mcpsync import manifest, project
     from mcpsync.cli.lock_cmd import run_lock
     from mcpsync.fsutil import atomic_write, read_text
@@ -294,6 +301,7 @@ def _edit_then_lock(
         as_json=as_json,
         before_write=write_manifest,
         review=review if added else None,
+        artifacts=artifacts,
     )
 
 

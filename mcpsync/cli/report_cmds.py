@@ -114,11 +114,20 @@ def outdated(ctx: Context, exit_code: bool, as_json: bool) -> int:
         say("Every pin is the newest version.")
     else:
         for r in rows:
-            allowed = r["allowed"] or "-"
-            say(f"{r['alias']}  {r['pinned']}  allowed: {allowed}  newest: {r['newest'] or '-'}")
+            say(_outdated_line(r, proj.manifest.servers[r["alias"]].version))
     # Only what `lock --upgrade` would take fails the gate; a version outside the constraint
     # needs a decision in mcp.toml, so it is reported but is no drift.
     return 1 if exit_code and any(r["allowed"] for r in rows) else 0
+
+
+def _outdated_line(row: dict[str, Any], constraint: str) -> str:
+    """Only the versions there are: "allowed: X (the newest)" rather than "newest: -"."""
+    head = f"{row['alias']}  {row['pinned']}"
+    if row["allowed"] and row["newest"]:
+        return f"{head}  allowed: {row['allowed']}  newest: {row['newest']}"
+    if row["allowed"]:
+        return f"{head}  allowed: {row['allowed']} (the newest)"
+    return f"{head}  newest: {row['newest']} (not allowed by {constraint!r} in mcp.toml)"
 
 
 def _outdated_row(
