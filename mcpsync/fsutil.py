@@ -1,4 +1,5 @@
-"""File safety: atomic writes that keep mode and follow symlinks, and the run lock."""
+"""File safety: atomic writes that keep mode and follow symlinks, one all-or-nothing write
+of several files, and the run lock."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from mcpsync.errors import EnvFailure
@@ -53,6 +55,112 @@ def refuse_read_only(path: Path) -> None:
             f"Cannot write {path}: it is read-only (mode {mode & 0o7777:04o}). File not modified.",
             hint="make it writable (chmod u+w) if mcpsync should update it",
         )
+
+
+def refuse_unwritable(path: Path) -> None:
+    """Everything the write of `path` (a temp file in its folder, then a rename over it) would
+    fail on or must not do, checked before the first byte of an all-or-nothing write: a
+    directory where the file should be, a read-only file, an immutable or append-only file,
+    a folder that cannot take the temp file."""
+    target = real_target(path)
+    try:
+        info = target.stat()
+    except FileNotFoundError:
+        info = None
+    except OSError:
+        return  # unreadable: the write itself says what is wrong
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise EnvFailure(
+            f"Cannot write {path}: it is a directory, not a file. Nothing written.",
+            hint="move the directory away, or point mcp.toml at a file",
+        )
+    if info is not None:
+        refuse_read_only(path)
+        if _frozen(target, info):
+            raise EnvFailure(
+                f"Cannot write {path}: it is immutable or append-only. File not modified.",
+                hint="clear the flag (Linux: chattr -i -a; macOS: chflags nouchg) if mcpsync "
+                "should update it",
+            )
+    folder = _existing(target.parent)
+    if not os.access(folder, os.W_OK | os.X_OK, effective_ids=_EFFECTIVE):
+        raise EnvFailure(f"Cannot write {path}: {_why_not(folder)}. File not modified.")
+
+
+_EFFECTIVE = os.access in os.supports_effective_ids
+_FROZEN_FLAGS = 0x10 | 0x20  # Linux FS_IMMUTABLE_FL | FS_APPEND_FL
+_BSD_FROZEN = stat.UF_IMMUTABLE | stat.SF_IMMUTABLE | stat.UF_APPEND | stat.SF_APPEND
+
+
+def _frozen(target: Path, info: os.stat_result) -> bool:
+    """Whether the file is immutable or append-only: even root cannot replace it."""
+    bsd = getattr(info, "st_flags", None)  # macOS, the BSDs
+    if bsd is not None:
+        return bool(bsd & _BSD_FROZEN)
+    try:
+        import fcntl
+        import struct
+
+        # FS_IOC_GETFLAGS = _IOR('f', 1, long); the kernel fills an int
+        request = 0x80000000 | struct.calcsize("l") << 16 | ord("f") << 8 | 1
+        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (ImportError, OSError):
+        return False
+    try:
+        flags = struct.unpack("i", fcntl.ioctl(fd, request, bytes(8))[:4])[0]
+    except OSError:  # a file system without these flags (tmpfs, NFS)
+        return False
+    finally:
+        os.close(fd)
+    return bool(flags & _FROZEN_FLAGS)
+
+
+def _existing(folder: Path) -> Path:
+    """The nearest folder that exists: atomic_write creates the missing ones below it."""
+    while not folder.exists() and folder.parent != folder:
+        folder = folder.parent
+    return folder
+
+
+def _why_not(folder: Path) -> str:
+    """Why no file can be created in `folder`, in the words the OS would use."""
+    with contextlib.suppress(OSError, AttributeError):
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return "Read-only file system"
+    with contextlib.suppress(OSError):
+        if folder.is_dir() and _frozen(folder, folder.stat()):
+            return "Operation not permitted"
+    return "Permission denied"
+
+
+@dataclass(frozen=True)
+class Write:
+    """One file of an all-or-nothing write: its text before (None: absent) and after."""
+
+    path: Path
+    old: str | None
+    new: str
+
+
+def write_all(writes: Sequence[Write]) -> None:
+    """Write every file, in order, each atomically: all are checked before the first byte,
+    and a failure part-way puts back, in reverse order, those already written. The order is
+    the caller's: it decides what a kill -9 between two files leaves (no restore can run)."""
+    for write in writes:
+        refuse_unwritable(write.path)
+    done: list[Write] = []
+    try:
+        for write in writes:
+            atomic_write(write.path, write.new)
+            done.append(write)
+    except Exception:
+        for write in reversed(done):
+            with contextlib.suppress(Exception):
+                if write.old is None:
+                    real_target(write.path).unlink()
+                else:
+                    atomic_write(write.path, write.old)
+        raise
 
 
 def atomic_write(path: Path, text: str) -> None:

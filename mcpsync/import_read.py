@@ -146,7 +146,7 @@ def read_entries(path: Path, source: str, text: str, kind: str) -> list[Entry]:
 def _raw_servers(path: Path, text: str, kind: str) -> dict[str, Any]:
     if kind in JSON_KINDS:
         from mcpsync.edit import jsonscan
-        from mcpsync.targets.clients import client_format
+        from mcpsync.targets import client_format
 
         fmt = client_format(kind)  # read as sync reads it: comments where the client allows
         data: Any = jsonscan.load(text, path=str(path), comments=fmt.comments)

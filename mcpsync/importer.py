@@ -203,7 +203,7 @@ def _defaults(kind: str, root: Path, home: Path) -> tuple[Path | None, Path | No
         from mcpsync.targets.codex import PROJECT_FILE, user_config
 
         return root / PROJECT_FILE, user_config(home)
-    from mcpsync.targets.clients import client_format
+    from mcpsync.targets import client_format
 
     fmt = client_format(kind)
     try:

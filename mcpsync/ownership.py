@@ -125,11 +125,26 @@ class Ledger:
         if not owners:
             self.files.pop(str(config), None)
 
-    def dumps(self) -> str:
-        files: Mapping[str, object] = {
-            f: dict(sorted(owners.items())) for f, owners in sorted(self.files.items())
-        }
-        return json.dumps({"version": LEDGER_VERSION, "files": files}, indent=2) + "\n"
+    def claims(self) -> dict[str, dict[str, list[str]]]:
+        """A copy of who owns what, to compare with after `record` changed it."""
+        return {config: dict(owners) for config, owners in self.files.items()}
+
+    def dumps(self, files: Mapping[str, Mapping[str, list[str]]] | None = None) -> str:
+        """The ledger's text: of its claims, or of `files`."""
+        files = self.files if files is None else files
+        data = {f: dict(sorted(owners.items())) for f, owners in sorted(files.items())}
+        return json.dumps({"version": LEDGER_VERSION, "files": data}, indent=2) + "\n"
+
+    def widened(self, before: Mapping[str, Mapping[str, list[str]]]) -> str:
+        """The ledger claiming both `before` and its claims now: what it must say while the
+        files change from the one to the other (see sync.SyncPlan.writes)."""
+        configs = {*before, *self.files}
+        return self.dumps({c: union(before.get(c, {}), self.files.get(c, {})) for c in configs})
+
+
+def union(a: Mapping[str, Iterable[str]], b: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:
+    """Per key, every name either side claims."""
+    return {key: sorted({*a.get(key, ()), *b.get(key, ())}) for key in {*a, *b}}
 
 
 def claim(

@@ -1,31 +1,35 @@
 """sync: every target's intended files from the lock, then check, diff or write them all.
 
 All or nothing: every target is planned (read, parsed, rendered, verified) before the first
-byte is written; if a write fails midway, the files already replaced are put back.
+byte is written. The files a sync writes (the targets, the ownership ledger, the project's
+record mcp.synced.toml, the stamps) are one write (SyncPlan.writes): all are checked before the
+first byte, a failure part-way puts back those already replaced, and the order makes a run
+killed between two files (no restore can run then) one the next sync completes.
 
 Stamps (a cache, never a source of truth): after a successful write, sync keeps for each file
-the digest of the text it wrote and of the inputs that text came from (entries, editor and
-renderer source). A later run that finds the same text for the same inputs knows the edit would
-give that text back (sync is idempotent), so it skips parsing the file. A missing, corrupt or
-stale stamp only costs the parse.
+the digest of the text it wrote and of the inputs that text came from (the entries, and the
+code, named by mcpsync's version and STAMPS_VERSION). A later run that finds the same text for
+the same inputs knows the edit would give that text back (sync is idempotent), so it skips
+parsing the file. A missing, corrupt or stale stamp only costs the parse.
 """
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from mcpsync.errors import InputError, McpsyncError
+from mcpsync.errors import InputError
 from mcpsync.lockfile import Lock
 from mcpsync.manifest import Manifest, TargetSpec
-from mcpsync.targets.base import FileChange, SyncContext, text_digest
+from mcpsync.targets.base import STAMPS_VERSION, FileChange, SyncContext, text_digest
 
-STAMPS_VERSION = 1
+if TYPE_CHECKING:
+    from mcpsync.fsutil import Write
 
 
 @dataclass
@@ -34,6 +38,9 @@ class SyncPlan:
     ctx: SyncContext  # the ledger and stamps as read
     ledger_new: str | None  # None: no shared file touched, leave no ledger behind
     record_new: str | None = None  # mcp.synced.toml; None: nothing to record, none there
+    # the ledger and the record claiming what they claimed before and what they claim after
+    ledger_wide: str | None = None
+    record_wide: str | None = None
 
     @property
     def changed(self) -> list[FileChange]:
@@ -56,6 +63,27 @@ class SyncPlan:
     @property
     def stamps_new(self) -> str | None:
         return _stamps_text(self.changes) if self.ctx.stamps_path else None
+
+    def writes(self) -> list[Write]:
+        """Every file this plan changes, in the order that keeps a run killed between two of
+        them recoverable. The ledger and the record say which entries sync may replace or
+        remove; one that claims less than the files hold leaves an entry nobody owns (never
+        removed again). So both first claim old and new together, then the targets change,
+        then both narrow to the new claims; the stamps, a cache checked against each file's
+        text, come last. Killed anywhere, every claim covers what is on disk, and the next
+        sync, planning from those claims, completes the change."""
+        from mcpsync.fsutil import Write
+
+        ctx = self.ctx
+        claims = [(ctx.ledger.path, ctx.ledger.text, self.ledger_wide, self.ledger_new)]
+        if ctx.record:
+            claims.append((ctx.record.path, ctx.record.text, self.record_wide, self.record_new))
+        steps = [Write(path, old, wide) for path, old, wide, _ in claims if wide is not None]
+        steps += [Write(c.path, c.old, c.new) for c in self.changed]
+        steps += [Write(path, wide, new) for path, _, wide, new in claims if new is not None]
+        if ctx.stamps_path and self.stamps_new is not None:
+            steps.append(Write(ctx.stamps_path, ctx.stamps_text, self.stamps_new))
+        return [step for step in steps if step.new != step.old]
 
 
 def select(
@@ -91,7 +119,7 @@ def plan(
     shared-files lock was taken; only its targets that touch shared files are planned again
     (under that lock, with the ledger read anew); the others, this project's own files, keep
     their changes."""
-    from mcpsync import targets
+    from mcpsync import ownership, targets
     from mcpsync.targets.base import label
 
     specs = manifest.targets if only is None else only
@@ -105,19 +133,28 @@ def plan(
             found = ctx.found.pop(ctx.real(change.path), None)
             changes.append(replace(change, foreign=tuple(found)) if found else change)
     _no_file_twice(changes)
+    claimed = ctx.ledger.claims()
     for change in changes:
         if change.shared:
             ctx.ledger.record(change.real, ctx.project_id, change.owned)
-    untouched = ctx.ledger.text is None and not ctx.ledger.files
+    the_plan = SyncPlan(changes, ctx, None)
+    if ctx.ledger.text is not None or ctx.ledger.files:  # else no shared file: no ledger
+        the_plan.ledger_new = ctx.ledger.dumps()
+        the_plan.ledger_wide = ctx.ledger.widened(claimed)
     partial = len(specs) < len(manifest.targets)  # --target / --scope left some out
-    record = _record_text(changes, ctx, partial)
-    return SyncPlan(changes, ctx, None if untouched else ctx.ledger.dumps(), record)
+    files = _recorded(changes, ctx, partial)
+    if ctx.record and files is not None:
+        the_plan.record_new = ctx.record.dumps(files)
+        the_plan.record_wide = ctx.record.dumps(ownership.union(ctx.record.files, files))
+    return the_plan
 
 
-def _record_text(changes: Sequence[FileChange], ctx: SyncContext, partial: bool) -> str | None:
-    """mcp.synced.toml after this run: the names sync owns in each project file it planned
-    (a filtered run keeps what it says of the others; a full run drops files no target
-    writes any more)."""
+def _recorded(
+    changes: Sequence[FileChange], ctx: SyncContext, partial: bool
+) -> dict[str, list[str]] | None:
+    """What mcp.synced.toml says after this run: the names sync owns in each project file it
+    planned (a filtered run keeps what it says of the others; a full run drops files no
+    target writes any more). None: nothing to record, and no record there."""
     record = ctx.record
     if record is None:
         return None
@@ -130,7 +167,7 @@ def _record_text(changes: Sequence[FileChange], ctx: SyncContext, partial: bool)
                 files[key] = list(change.owned)
     if not files and record.text is None:
         return None
-    return record.dumps(files)
+    return files
 
 
 def refuse_foreign(the_plan: SyncPlan, root: Path) -> None:
@@ -238,38 +275,9 @@ def display(path: Path, root: Path) -> str:
 
 
 def write(the_plan: SyncPlan) -> list[FileChange]:
-    """Write every changed file atomically; on failure restore those already written."""
-    from mcpsync.fsutil import atomic_write, refuse_read_only
+    """Write every file the plan changes, all or nothing (see SyncPlan.writes); the target
+    files changed."""
+    from mcpsync.fsutil import write_all
 
-    ctx = the_plan.ctx
-    for change in the_plan.changed:  # before the first byte: a read-only file stops them all
-        refuse_read_only(change.path)
-    done: list[FileChange] = []
-    try:
-        for change in the_plan.changed:
-            atomic_write(change.path, change.new)
-            done.append(change)
-        if the_plan.ledger_new is not None and the_plan.ledger_new != ctx.ledger.text:
-            atomic_write(ctx.ledger.path, the_plan.ledger_new)
-        record = the_plan.record_new
-        if ctx.record and record is not None and record != ctx.record.text:
-            atomic_write(ctx.record.path, record)
-    except Exception:
-        _restore(done)
-        raise
-    stamps = the_plan.stamps_new
-    if ctx.stamps_path and stamps is not None and stamps != ctx.stamps_text:
-        with contextlib.suppress(McpsyncError):  # a cache: failing to keep it costs only speed
-            atomic_write(ctx.stamps_path, stamps)
-    return done
-
-
-def _restore(done: Sequence[FileChange]) -> None:
-    from mcpsync.fsutil import atomic_write
-
-    for change in reversed(done):
-        with contextlib.suppress(Exception):
-            if change.old is None:
-                change.real.unlink()
-            else:
-                atomic_write(change.path, change.old)
+    write_all(the_plan.writes())
+    return the_plan.changed

@@ -11,6 +11,7 @@ whole truth about what a run did, and restoring one puts a trial back at the sta
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -18,7 +19,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -189,11 +190,27 @@ def write_registry(setup: Setup, items: Iterable[Item]) -> None:
 
 def upgraded(setup: Setup, servers: int, prefix: str = "rel") -> None:
     """The "before" of a sync that rewrites every file: synced at 1.0.0, then locked at 1.1.0
-    (`lock -U`), so every agent, the global config, the ledger and the stamps change."""
+    (`lock -U`), so every agent, the user-scope files and the stamps change (the ledger and
+    the record do not: the same names)."""
     for args in (["lock"], ["sync"]):
         ok(setup, *args)
     write_registry(setup, server_items(servers, ["1.0.0", "1.1.0"], prefix))
     ok(setup, "lock", "-U")
+
+
+def reshuffled(setup: Setup, servers: int, prefix: str = "rel") -> None:
+    """The "before" of a sync that changes which entries the project owns: synced, then the
+    first server replaced by a new one in mcp.toml and locked, so every agent, the user-scope
+    files, the ledger, the record and the stamps change (both claim files lose a name and
+    gain one)."""
+    for args in (["lock"], ["sync"]):
+        ok(setup, *args)
+    write_registry(setup, server_items(servers + 1, ["1.0.0"], prefix))
+    toml = setup.proj / "mcp.toml"
+    first, added = f"{prefix}_000", f"{prefix}_{servers:03d}"
+    text = toml.read_text().replace(f"[servers.{first}]", f"[servers.{added}]")
+    toml.write_text(text.replace('/server-000"', f'/server-{servers:03d}"'))
+    ok(setup, "lock")
 
 
 # --- hostile sizes ------------------------------------------------------------------------------
@@ -305,9 +322,10 @@ class Verdict:
         return "after" if self.new_files == self.changing else "partial"
 
 
-def judge(base: Path, old: Tree, new: Tree) -> Verdict:
+def judge(base: Path, old: Tree, new: Tree, between: Collection[Path] = ()) -> Verdict:
     """Every file is exactly its old or its new bytes (or absent if it was absent before) and
-    parses; the only other files allowed are atomic_write's temp files."""
+    parses; the only other files allowed are atomic_write's temp files. A file in `between`
+    may hold other bytes on the way (the caller judges them), but must parse."""
     verdict = Verdict()
     now = snapshot(base)
     for path in sorted(set(old) | set(new)):
@@ -315,7 +333,7 @@ def judge(base: Path, old: Tree, new: Tree) -> Verdict:
         if before != after:
             verdict.changing += 1
             verdict.new_files += data == after and data is not None
-        if data not in (before, after):
+        if data not in (before, after) and not (path in between and data is not None):
             verdict.problems.append(f"{path}: neither its old nor its new bytes")
         elif data is not None and not parses(path, data):
             verdict.problems.append(f"{path}: does not parse")
@@ -327,22 +345,60 @@ def judge(base: Path, old: Tree, new: Tree) -> Verdict:
     return verdict
 
 
+# --- refusals -----------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def refused_by_the_os(path: Path, how: str) -> Iterator[str]:
+    """Make the OS refuse to replace `path`, whoever we are; yields the error it gives.
+    `immutable`: chattr +i as root (root ignores permission bits), else a directory without
+    write permission; `read-only mount`: its directory bind-mounted read-only (root only)."""
+    import pytest  # the bench scripts import this module without running a test
+
+    if os.geteuid() != 0:
+        if how != "immutable":
+            pytest.skip("mounting needs root")
+        path.parent.chmod(0o555)
+        try:
+            yield "Permission denied"
+        finally:
+            path.parent.chmod(0o755)
+        return
+    if how == "immutable":
+        on, off = ["chattr", "+i", str(path)], ["chattr", "-i", str(path)]
+        why = "it is immutable or append-only"
+    else:
+        folder = str(path.parent)
+        on, off = ["mount", "--bind", "-o", "ro", folder, folder], ["umount", folder]
+        why = "Read-only file system"
+    done = subprocess.run(on, capture_output=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"{' '.join(on[:2])} is not possible here: {done.stderr.decode().strip()}")
+    try:
+        yield why
+    finally:
+        subprocess.run(off, check=True)
+
+
 # --- kill -9 -----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class KillPoint:
     """When to SIGKILL a run: `delay` seconds after its start, or, with `file`, the moment its
-    temp file appears beside `file` (`temp`) or `file` has been replaced (a new inode)."""
+    temp file appears beside `file` (`temp`) or `file` has been replaced (a new inode), for the
+    `nth` time (sync writes the ledger and the record twice)."""
 
     delay: float = 0.0
     file: Path | None = None
     temp: bool = False
+    nth: int = 1
 
     def __str__(self) -> str:
         if self.file is None:
             return f"{self.delay * 1000:.0f} ms after start"
-        return f"{'temp file of' if self.temp else 'replaced'} {self.file.name}"
+        time = "" if self.nth == 1 else f" (write {self.nth})"
+        return f"{'temp file of' if self.temp else 'replaced'} {self.file.name}{time}"
 
 
 @dataclass
@@ -385,34 +441,51 @@ def kill_points(order: Sequence[Path], count: int, early: Sequence[float]) -> li
     return points
 
 
-def _fired(point: KillPoint, started: float, inode: int | None) -> bool:
-    if point.file is None:
-        return time.perf_counter() - started >= point.delay
-    if point.temp:
-        prefix = f".{point.file.name}."
+class _Watch:
+    """Counts the events a KillPoint waits for: its file's temp files appearing, or its file
+    being replaced; polled, so two events must be further apart than one poll."""
+
+    def __init__(self, point: KillPoint) -> None:
+        self.point = point
+        self.seen = 0
+        self.last = self._state()
+
+    def _state(self) -> object:
+        file = self.point.file
+        if file is None:
+            return None
+        if self.point.temp:
+            prefix = f".{file.name}."
+            try:
+                names = os.listdir(file.parent)
+            except FileNotFoundError:
+                return False
+            return any(n.startswith(prefix) and n.endswith(".tmp") for n in names)
         try:
-            names = os.listdir(point.file.parent)
+            return os.stat(file).st_ino
         except FileNotFoundError:
-            return False
-        return any(n.startswith(prefix) and n.endswith(".tmp") for n in names)
-    try:
-        return os.stat(point.file).st_ino != inode
-    except FileNotFoundError:
-        return False
+            return None
+
+    def fired(self, started: float) -> bool:
+        if self.point.file is None:
+            return time.perf_counter() - started >= self.point.delay
+        state = self._state()
+        if state != self.last and (state or not self.point.temp):  # a new temp, a new inode
+            self.seen += 1
+        self.last = state
+        return self.seen >= self.point.nth
 
 
 def kill_at(setup: Setup, args: Sequence[str], point: KillPoint, timeout: float = 60) -> int | None:
     """Start `mcpsync ARGS` and SIGKILL it at `point`; its exit code if it finished first."""
-    inode = None
-    if point.file is not None and point.file.exists():
-        inode = point.file.stat().st_ino
+    watch = _Watch(point)
     process = subprocess.Popen(
         setup.command(*args), env=setup.env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     started = time.perf_counter()
     try:
         while process.poll() is None:
-            if _fired(point, started, inode):
+            if watch.fired(started):
                 process.send_signal(signal.SIGKILL)
                 process.wait()
                 return None
@@ -435,17 +508,21 @@ def kill_trials(
     new: Tree,
     points: Sequence[KillPoint],
     recover: Callable[[], None],
+    inspect: Callable[[], list[str]] | None = None,
+    between: Collection[Path] = (),
 ) -> list[Trial]:
-    """For each point: restore the old tree, kill `mcpsync ARGS` there, judge the tree, then
-    `recover()`, after which every file must hold its new bytes (temp files aside)."""
+    """For each point: restore the old tree, kill `mcpsync ARGS` there, judge the tree (and
+    `inspect()` it: its problems), then `recover()`, after which every file must hold its new
+    bytes (temp files aside). `between`: see `judge`."""
     trials = []
     for point in points:
         restore(setup.base, old)
         exited = kill_at(setup, args, point)
-        verdict = judge(setup.base, old, new)
+        verdict = judge(setup.base, old, new, between)
+        problems = list(verdict.problems) + (inspect() if inspect else [])
         recover()
         after = judge(setup.base, old, new)
-        problems = list(verdict.problems) + [f"after recovery: {p}" for p in after.problems]
+        problems += [f"after recovery: {p}" for p in after.problems]
         if after.new_files != after.changing:
             problems.append(f"after recovery {after.new_files} of {after.changing} files new")
         trials.append(

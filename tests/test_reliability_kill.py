@@ -11,19 +11,27 @@ full size (50 servers, 200 agent.yaml files).
 from __future__ import annotations
 
 import fcntl
+import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
+import yaml
+from cli_helpers import load_toml
 from registry_stub import Faults, RegistryStub
 from reliability import (
     CURSOR_USER,
     GLOBAL_TARGET,
     KillPoint,
+    Setup,
+    Tree,
     build,
+    in_process,
     kill_points,
     kill_trials,
     ok,
     recovers,
+    reshuffled,
     server_items,
     snapshot,
     spread,
@@ -53,6 +61,107 @@ def test_sync_killed_anywhere_leaves_each_file_old_or_new(tmp_path: Path) -> Non
     assert sum(t.phase == "partial" for t in trials) >= 3, summary(trials)  # kills did land
     assert any(t.leftovers for t in trials), summary(trials)  # ... also inside a write
     assert [str(t.point) for t in trials if t.left_after] == []  # the next sync swept them
+
+
+def test_sync_killed_between_any_two_writes_leaves_the_claims_covering_the_files(
+    tmp_path: Path,
+) -> None:
+    """The ledger and the record change too (a server replaced by another): killed before,
+    inside or after each of the sync's writes, neither claims less than the files hold (no
+    entry is left that nobody owns), `sync --check` fails exactly while a target is old, and
+    the next sync completes the change."""
+    setup = build(tmp_path / "t", SERVERS, CLAIM_AGENTS, shared=GLOBAL_TARGET + CURSOR_USER)
+    reshuffled(setup, SERVERS)
+    old = snapshot(setup.base)
+    order, _ = write_order(setup, ["sync"], old)
+    new = snapshot(setup.base)
+    ledger, record = setup.state / "owners.json", setup.proj / "mcp.synced.toml"
+    assert order[-3:-1] == [ledger, record] and order[-1].parent.name == "stamps"
+    targets = order[:-3]  # the agents and the two user-scope files, between the claims
+    assert len(targets) == CLAIM_AGENTS + 2
+    writes = [ledger, record, *targets, ledger, record, order[-1]]  # claims widened first
+    points = []
+    for i, file in enumerate(writes):
+        nth = writes[: i + 1].count(file)
+        if file in (ledger, record):
+            points.append(KillPoint(file=file, temp=True, nth=nth))  # inside the write
+        points.append(KillPoint(file=file, nth=nth))  # between it and the next
+
+    trials = kill_trials(
+        setup,
+        ["sync"],
+        old,
+        new,
+        points,
+        recovers(setup, "sync", check=["sync", "--check"]),
+        inspect=claims_cover(setup, old, new, targets),
+        between=(ledger, record),
+    )
+
+    print(f"sync changing the claims, {CLAIM_AGENTS} agents + 2 user files: {summary(trials)}")
+    assert [(str(t.point), t.problems) for t in trials if t.problems] == []
+    missed = [str(t.point) for t in trials[:-1] if t.exited is not None]  # a slow poll
+    assert len(missed) <= 2, missed
+    assert sum(t.phase == "before" for t in trials) >= 1, summary(trials)  # claims widen first
+    assert [str(t.point) for t in trials if t.left_after] == []
+
+
+CLAIM_AGENTS = 3
+Claims = set[tuple[str, ...]]
+
+
+def ledger_claims(data: bytes | None) -> Claims:
+    files = json.loads(data)["files"] if data else {}
+    return {(f, p, n) for f, owners in files.items() for p, names in owners.items() for n in names}
+
+
+def record_claims(data: bytes | None) -> Claims:
+    files = load_toml(data.decode())["files"] if data else {}
+    return {(f, n) for f, names in files.items() for n in names}
+
+
+def on_disk(path: Path, data: bytes) -> set[str]:
+    """The names of the MCP entries a target file holds."""
+    if path.suffix == ".json":
+        return set(json.loads(data)["mcpServers"])
+    doc = yaml.safe_load(data)
+    items = doc.get("mcp_servers") or doc.get("tools") or []
+    return {i["name"] for i in items if i.get("type") == "mcp"}
+
+
+def claims_cover(
+    setup: Setup, old: Tree, new: Tree, targets: list[Path]
+) -> Callable[[], list[str]]:
+    """After a kill: the ledger and the record each claim their old, their new, or both sets
+    of names (nothing else), together every entry on disk, and `sync --check` fails exactly
+    while a target still holds its old bytes."""
+    ledger, record = setup.state / "owners.json", setup.proj / "mcp.synced.toml"
+
+    def inspect() -> list[str]:
+        problems = []
+        now = snapshot(setup.base)
+        claimed = {}
+        for path, parse in ((ledger, ledger_claims), (record, record_claims)):
+            was, will = parse(old.get(path)), parse(new.get(path))
+            claimed[path] = parse(now.get(path))
+            if claimed[path] not in (was, will, was | will):
+                problems.append(f"{path.name} claims neither old, new nor both")
+        owned = {(f, n) for f, _, n in claimed[ledger]} | {(str(f), n) for f, n in claimed[record]}
+        for target in targets:
+            shared = str(setup.home) in str(target)
+            key = os.path.realpath(target) if shared else target.relative_to(setup.proj).as_posix()
+            names = on_disk(target, now[target]) - {"users_own"}  # the user's own entry
+            orphans = sorted(n for n in names if (key, n) not in owned)
+            if orphans:
+                problems.append(f"{target.name}: {', '.join(orphans)} claimed by nobody")
+        stale = any(now[t] == old[t] for t in targets)
+        code, _ = in_process(setup, "sync", "--check")
+        if code != (1 if stale else 0):
+            some = "some" if stale else "no"
+            problems.append(f"sync --check exited {code} with {some} target holding old bytes")
+        return problems
+
+    return inspect
 
 
 def test_lock_killed_mid_resolve_and_mid_write_leaves_old_or_new_lock(tmp_path: Path) -> None:

@@ -1,44 +1,60 @@
-"""Stamps must go stale when any part of a split editor changes, not only its entry module."""
+"""The stamps key on what decides a file's text besides its inputs: mcpsync's version and the
+stamps' format number, not a hand-kept list of module sources (a list that misses a module
+lets a stale stamp skip an edit the new code would make)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
+from sync_helpers import AGENT_TARGET, SERVERS, Project, make_project
 
+import mcpsync
+from mcpsync.edit import yamledit
 from mcpsync.targets import base
 
 
-def test_a_glob_of_modules_covers_every_part(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+    return make_project(tmp_path, monkeypatch)
+
+
+def test_a_stamp_names_the_version_and_the_format(monkeypatch: pytest.MonkeyPatch) -> None:
+    first = base.stamp("holodeck-agent", "tools", {"a": 1})
+    assert base.stamp("holodeck-agent", "tools", {"a": 1}) == first
+    assert base.stamp("holodeck-agent", "tools", {"a": 2}) != first
+    monkeypatch.setattr(mcpsync, "__version__", "99.0.0")
+    assert base.stamp("holodeck-agent", "tools", {"a": 1}) != first
+    monkeypatch.undo()
+    monkeypatch.setattr(base, "STAMPS_VERSION", base.STAMPS_VERSION + 1)
+    assert base.stamp("holodeck-agent", "tools", {"a": 1}) != first
+
+
+def edits(project: Project, monkeypatch: pytest.MonkeyPatch) -> int:
+    """How many agent.yaml files a no-op sync parses and edits (a stamp skips the rest)."""
+    calls: list[str] = []
+    real = yamledit.replace_list_items
+
+    def counting(text: str, *args: object, **kwargs: object) -> str:
+        calls.append(text)
+        return real(text, *args, **kwargs)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as patch:
+        patch.setattr(yamledit, "replace_list_items", counting)
+        assert project.sync().code == 0
+    return len(calls)
+
+
+def test_a_stamp_from_another_version_is_not_trusted(
+    project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    package = tmp_path / "stamp_pkg"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "ed_main.py").write_text("X = 1\n")
-    (package / "ed_render.py").write_text("Y = 1\n")
-    (package / "other.py").write_text("Z = 1\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    __import__("stamp_pkg")
-    try:
-        base._source_digest.cache_clear()
-        first = base._source_digest("stamp_pkg.ed*")
-        base._source_digest.cache_clear()
-        (package / "other.py").write_text("Z = 2\n")
-        assert base._source_digest("stamp_pkg.ed*") == first  # not one of the parts
-        base._source_digest.cache_clear()
-        (package / "ed_render.py").write_text("Y = 2\n")
-        assert base._source_digest("stamp_pkg.ed*") != first  # a part changed: stale
-    finally:
-        base._source_digest.cache_clear()
-        sys.modules.pop("stamp_pkg", None)
+    project.write("agents/a/agent.yaml", "name: a\n")
+    project.manifest(SERVERS["notes"], AGENT_TARGET)
+    project.lock()
+    assert project.sync().code == 0
+    assert edits(project, monkeypatch) == 0  # stamped: not parsed again
 
+    monkeypatch.setattr(mcpsync, "__version__", "99.0.0")  # an upgraded mcpsync
 
-def test_the_holodeck_stamp_covers_the_whole_yaml_editor() -> None:
-    import mcpsync.edit.yamledit  # noqa: F401  (loads the package, as sync does)
-
-    edit_dir = Path(sys.modules["mcpsync.edit"].__file__ or "").parent
-    parts = sorted(p.name for p in edit_dir.glob("yaml*.py"))
-    assert len(parts) > 1 and "yamlrender.py" in parts
-    assert not base._source_digest("mcpsync.edit.yaml*").startswith("?")
+    assert edits(project, monkeypatch) == 1  # the new code edits the file itself
+    assert edits(project, monkeypatch) == 0  # and stamps it for its own version

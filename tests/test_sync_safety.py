@@ -97,29 +97,32 @@ def test_write_failure_midway_restores_earlier_files(
 ) -> None:
     files = three_agents(project)
     before = {p: p.read_bytes() for p in files}
-    tried = failing_on(monkeypatch, 2)
+    tried = failing_on(monkeypatch, 4)
     result = project.sync()
     assert result.code == 3
     assert "No space left on device" in result.err
-    assert tried[:2] == [project.path(AGENTS[0]), project.path(AGENTS[1])]
-    assert tried[2:] == [project.path(AGENTS[0])]  # the restore of the first file
+    ledger, record = project.state / "owners.json", project.path("mcp.synced.toml")
+    assert tried[:4] == [ledger, record, project.path(AGENTS[0]), project.path(AGENTS[1])]
+    assert tried[4:] == [project.path(AGENTS[0])]  # its restore; the created claims removed
     assert {p: p.read_bytes() for p in files} == before
-    assert not (project.state / "owners.json").exists()
+    assert not ledger.exists() and not record.exists()
     assert not [p for p in project.root.rglob(".*.tmp")]  # no temp file left behind
 
 
-def test_ledger_write_failure_restores_all_files_and_removes_created_ones(
+def test_a_failure_at_the_last_write_restores_all_files_and_removes_created_ones(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     files = three_agents(project)
     project.path("holodeck/config.yaml").unlink()  # sync will create it
     before = {p: p.read_bytes() for p in files[:3]}
-    failing_on(monkeypatch, 5)  # 3 agents, the global file, then the ledger
+    tried = failing_on(monkeypatch, 7)  # ledger, record, 3 agents, global file, the stamps
     result = project.sync()
     assert result.code == 3
+    assert tried[6].parent == project.state / "stamps"
     assert {p: p.read_bytes() for p in files[:3]} == before
     assert not project.path("holodeck/config.yaml").exists()
     assert not (project.state / "owners.json").exists()
+    assert not project.path("mcp.synced.toml").exists()
 
 
 # --- file safety -----------------------------------------------------------------------------

@@ -32,7 +32,20 @@ from mcpsync.errors import EnvFailure, McpsyncError
 
 if TYPE_CHECKING:
     from mcpsync.artifacts.session import Session
-    from mcpsync.lockfile import LockedServer
+    from mcpsync.launch import Launch
+
+
+class Pinned(Protocol):
+    """What a re-check needs of a lock entry (lockfile.LockedServer has it). A protocol, not an
+    import: the artifact stores sit below the lock file in the layering."""
+
+    @property
+    def alias(self) -> str: ...
+    @property
+    def artifact(self) -> Artifact | None: ...
+    @property
+    def launch(self) -> Launch: ...
+
 
 __all__ = [
     "KINDS",
@@ -121,7 +134,7 @@ def _store(kind: str) -> Callable[[Session, Wanted, threading.Event], Artifact]:
     return {"npm": npm.lookup, "pypi": pypi.lookup, "oci": oci.lookup, "mcpb": mcpb.lookup}[kind]
 
 
-def check_many(entries: Sequence[LockedServer], settings: StoreSettings) -> list[Drift]:
+def check_many(entries: Sequence[Pinned], settings: StoreSettings) -> list[Drift]:
     """Look every entry's artifact up again and say where the store no longer agrees with the
     lock. Entries with no record, or of a kind without a store, are skipped. A store that fails
     raises (EnvFailure exit 3, InputError exit 2, UnsafeData for a bundle that changed)."""

@@ -228,6 +228,11 @@ def _preview_notes(proj: Project, the_plan: SyncPlan, *, check: bool) -> None:
             "outside the repository); to check only the repository's files, as in CI, run "
             "`mcpsync sync --check --scope project`"
         )
+    ledger = the_plan.ctx.ledger
+    if not the_plan.changed and the_plan.ledger_new not in (None, ledger.text):
+        # the configs match, but the ledger does not say so yet (an interrupted sync, or lost)
+        state = "is missing" if ledger.text is None else "is not up to date"
+        note(f"{ledger.path} {state}: run `mcpsync sync` (it does not fail --check)")
     record = the_plan.ctx.record
     if not the_plan.changed and record and the_plan.record_new not in (None, record.text):
         # the configs match, but a fresh clone would not know which entries sync wrote

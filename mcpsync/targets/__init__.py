@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 from mcpsync.manifest import TargetSpec
 from mcpsync.targets.base import Target
+
+if TYPE_CHECKING:
+    from mcpsync.targets.clients import ClientFormat
 
 # kind -> "module:class"; modules are imported only for kinds a project uses
 KINDS: dict[str, str] = {
@@ -43,6 +47,16 @@ def scope(spec: TargetSpec) -> str:
         return spec.scope
     if spec.kind == "codex":
         return "project"
-    from mcpsync.targets.clients import client_format
-
     return "project" if client_format(spec.kind).project_file else "user"
+
+
+def client_format(kind: str) -> ClientFormat:
+    """The format of a JSON client kind. Here, above both modules, because VS Code's (with its
+    `inputs`) lives in vscode.py, which builds on clients.py."""
+    if kind == "vscode":
+        from mcpsync.targets.vscode import VSCODE
+
+        return VSCODE
+    from mcpsync.targets.clients import CLIENTS
+
+    return CLIENTS[kind]

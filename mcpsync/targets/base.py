@@ -11,7 +11,6 @@ import functools
 import hashlib
 import json
 import re
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,11 @@ from mcpsync.manifest import TargetSpec
 
 if TYPE_CHECKING:
     from mcpsync.ownership import Foreign, Ledger, Record
+
+# The stamps' format, and part of every stamp: bump it when an edit's output for the same
+# inputs changes between releases (a renderer or editor fix), so no stamp outlives the code
+# that wrote it. Stamps from another version or format are ignored: a cache miss.
+STAMPS_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -117,29 +121,14 @@ def text_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def stamp(modules: Sequence[str], *inputs: Any) -> str:
+def stamp(*inputs: Any) -> str:
     """A digest of a file's inputs other than its own text: the rendered entries and whatever
-    else the target's edit depends on, plus the source of the modules that do the editing
-    (a changed renderer or editor invalidates every stamp)."""
-    data = json.dumps([[_source_digest(m) for m in modules], *inputs], sort_keys=True)
+    else the target's edit depends on, and the code that does the editing, named by
+    mcpsync's version and STAMPS_VERSION (a new release invalidates every stamp)."""
+    import mcpsync
+
+    data = json.dumps([mcpsync.__version__, STAMPS_VERSION, *inputs], sort_keys=True)
     return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-@functools.cache
-def _source_digest(module: str) -> str:
-    """Digest of a module's source; `pkg.prefix*` covers every `prefix*.py` of a package, so
-    a module split into parts is covered whole (the yaml editor is five modules)."""
-    if module.endswith("*"):
-        package, _, prefix = module[:-1].rpartition(".")
-        folder = getattr(sys.modules.get(package), "__file__", None)
-        if not folder:
-            return "?" + module
-        files = sorted(Path(folder).parent.glob(f"{prefix}*.py"))
-        return hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()
-    source = getattr(sys.modules.get(module), "__file__", None)
-    if not source:
-        return "?" + module
-    return hashlib.sha256(Path(source).read_bytes()).hexdigest()
 
 
 def removals(

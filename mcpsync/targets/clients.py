@@ -209,15 +209,6 @@ CLIENTS: dict[str, ClientFormat] = {
 }
 
 
-def client_format(kind: str) -> ClientFormat:
-    """The format of a JSON client kind (VS Code's, with its `inputs`, is in vscode.py)."""
-    if kind == "vscode":
-        from mcpsync.targets.vscode import VSCODE
-
-        return VSCODE
-    return CLIENTS[kind]
-
-
 # ------------------------------------------------------------------------ where the file is
 
 

@@ -101,10 +101,8 @@ class AgentTarget:
     spec: TargetSpec
 
     def plan(self, servers: Sequence[LockedServer], ctx: SyncContext) -> list[FileChange]:
-        import mcpsync.edit.yamledit  # noqa: F401  (the stamp below hashes the editor source)
-
         entries = _entries(self.spec, servers)
-        inputs = stamp(("mcpsync.edit.yaml*", __name__), "holodeck-agent", "tools", entries)
+        inputs = stamp("holodeck-agent", "tools", entries)
         changes = []
         for path in self._files(ctx):
             old = ctx.read(path) or ""
