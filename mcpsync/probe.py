@@ -83,10 +83,11 @@ def probe_all(
             for server in servers:
                 tasks.start_soon(one, server)
 
+    others = procgroup.live()  # groups something else in this process runs
     try:
         anyio.run(main)
     finally:  # an interrupt that tore the loop down before a group's own teardown ran
-        procgroup.stop_all()
+        procgroup.stop_all(besides=others)
     return [results[s.alias] for s in servers]
 
 

@@ -13,8 +13,8 @@ A process that empties its own environment and leaves the session escapes; nothi
 cgroup finds it.
 
 Plain Python with the standard library only: the probe (asyncio), doctor (blocking) and the
-launcher use the same functions. `live` lists groups not yet stopped, so a caller whose event
-loop was torn down by Ctrl-C can still `stop_all()` in a `finally`.
+launcher use the same functions. `live()` lists groups not yet stopped, so a caller whose event
+loop was torn down by Ctrl-C can still `stop_all()` its own in a `finally`.
 """
 
 from __future__ import annotations
@@ -104,10 +104,17 @@ def stop(group: Group, *, grace: float = TERM_GRACE) -> None:
         _live.pop(group.leader, None)
 
 
-def stop_all() -> None:
-    """Stop every group started and not yet stopped (a `finally` after an interrupted loop)."""
+def live() -> frozenset[int]:
+    """The leaders of the groups started and not yet stopped."""
     with _live_lock:
-        groups = [Group(leader, token) for leader, token in _live.items()]
+        return frozenset(_live)
+
+
+def stop_all(*, besides: frozenset[int] = frozenset()) -> None:
+    """Stop every group started and not yet stopped but those led by `besides` (what another
+    caller in this process runs): a `finally` after an interrupted event loop."""
+    with _live_lock:
+        groups = [Group(pid, token) for pid, token in _live.items() if pid not in besides]
     for group in groups:
         stop(group, grace=0)
 
