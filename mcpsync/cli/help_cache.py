@@ -26,7 +26,10 @@ def answer(argv: Sequence[str]) -> bool:
     if list(argv) not in HELP_REQUESTS:
         return False
     columns = _columns()
-    key = _key(columns)
+    try:
+        key = _key(columns)
+    except OSError:  # sources not in a folder (a zip): click answers, as for any command
+        return False
     path = _path(columns)
     text = _cached(path, key)
     if text is None:
