@@ -41,11 +41,32 @@ def referenced_names(server: LockedServer) -> list[str]:
 
 
 def env_finding(server: LockedServer, environ: Mapping[str, str]) -> Finding:
+    """Unset required variables fail; unset optional ones (Launch.optional: the server starts
+    without them, and every target writes them so that it does) are listed, not failed."""
     names = referenced_names(server)
-    missing = [name for name in names if not environ.get(name)]
-    if missing:
-        return Finding("env", server.alias, False, f"not set: {', '.join(missing)}")
-    return Finding("env", server.alias, True, f"set: {', '.join(names)}" if names else "none")
+    unset = [name for name in names if not environ.get(name)]
+    optional = set(server.launch.optional)
+    missing = [name for name in unset if name not in optional]
+    parts = [f"not set: {', '.join(missing)}"] if missing else []
+    set_names = [name for name in names if name not in unset]
+    if set_names and not missing:
+        parts.append(f"set: {', '.join(set_names)}")
+    unset_optional = [name for name in unset if name in optional]
+    if unset_optional:
+        parts.append(f"optional, not set: {', '.join(unset_optional)}")
+    return Finding("env", server.alias, not missing, "; ".join(parts) or "none")
+
+
+def unset_required(servers: Iterable[LockedServer], environ: Mapping[str, str]) -> list[str]:
+    """The variables these launches need that are not set here (optional ones may stay
+    unset), sorted: what `add` and `sync` tell the user to export. Names only."""
+    needed = {
+        name
+        for server in servers
+        for name in referenced_names(server)
+        if name not in server.launch.optional
+    }
+    return sorted(name for name in needed if not environ.get(name))
 
 
 def runtime_finding(server: LockedServer, probe: Callable[[str], str | None]) -> Finding:

@@ -22,7 +22,7 @@ from datetime import timezone
 from http import HTTPStatus
 from typing import Any, Protocol, TypeVar
 
-from mcpsync import __version__
+from mcpsync import __version__, waiting
 from mcpsync.errors import EnvFailure
 from mcpsync.pool import concurrently
 
@@ -61,13 +61,18 @@ class Reply:
     size: int
 
 
+BUDGET = 3  # one request, with its retries, takes at most this many timeouts
+
+
 class Fetcher:
     """The retry loop around one httpx.Client per thread, each with its own keep-alive
     connection: httpcore's shared pool scans every connection and waiting request on each
     request and response, which made 100 requests in flight cost more CPU than they saved.
     The CA bundle is loaded once and its context shared by all of them.
 
-    `retries` is how many times a failed attempt is tried again (so 1 + retries attempts)."""
+    `retries` is how many times a failed attempt is tried again (so 1 + retries attempts), as
+    long as the request, retries and backoff included, stays within BUDGET × `timeout`: a
+    server that accepts connections and never answers fails in about 2 timeouts, not 5."""
 
     def __init__(
         self,
@@ -84,6 +89,7 @@ class Fetcher:
         auth: httpx.Auth | None = None,
     ) -> None:
         self.timeout = timeout
+        self.budget = BUDGET * timeout
         self.retries = retries
         self.backoff = backoff
         self.max_backoff = max_backoff
@@ -132,14 +138,17 @@ class Fetcher:
         failed: Callable[[str, int], EnvFailure],
     ) -> T:
         """attempt() until it returns, raises something other than Transient, or the retries
-        run out; then `failed(reason, attempts)` is raised."""
+        (or the time budget for another attempt) run out; then `failed(reason, attempts)`."""
         tries = 0
+        started = time.monotonic()
         while True:
             tries += 1
             try:
                 return attempt()
             except Transient as failure:
-                if tries > self.retries or not _pause(self._delay(failure, tries), abort):
+                delay = self._delay(failure, tries)
+                late = time.monotonic() - started + delay + self.timeout > self.budget
+                if tries > self.retries or late or not _pause(delay, abort):
                     raise failed(failure.reason, tries) from None
 
     def _delay(self, failure: Transient, attempt: int) -> float:
@@ -168,8 +177,13 @@ class Fetcher:
             self._count += 1
         deadline = time.monotonic() + self.timeout
         cap = self.max_bytes if max_bytes is None else max_bytes
+        host = _host(url)
         try:
-            with self._client().stream("GET", url, headers=headers) as response:
+            with (
+                waiting.request(host, self.budget),
+                self._client().stream("GET", url, headers=headers) as response,
+            ):
+                waiting.answered(host)
                 body, size = _read(response, cap, deadline, too_large, sink)
         except httpx.TimeoutException:
             raise Transient(f"did not answer within {self.timeout} s") from None
@@ -213,6 +227,16 @@ def _read(
 
 
 # --- helpers ----------------------------------------------------------------------------------
+
+
+def _host(url: str) -> str:
+    """host[:port] of a URL, never its credentials: what a "waiting for" line names."""
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(url).netloc.rpartition("@")[2] or url
+    except ValueError:
+        return "?"
 
 
 def _pause(seconds: float, abort: threading.Event) -> bool:

@@ -29,27 +29,6 @@ from mcpsync.launch.checks import REFERENCE, env_name
 JSON_KINDS = ("claude-code", "cursor", "vscode", "gemini", "claude-desktop", "windsurf", "zed")
 KINDS = (*JSON_KINDS, "codex", "holodeck-agent", "holodeck-global")
 
-# By file name, then by (parent directory, file name): the files each client reads.
-_BY_NAME = {
-    ".mcp.json": "claude-code",
-    ".claude.json": "claude-code",
-    "claude_desktop_config.json": "claude-desktop",
-    "mcp_config.json": "windsurf",
-    "agent.yaml": "holodeck-agent",
-    "agent.yml": "holodeck-agent",
-}
-_BY_DIR = {
-    (".cursor", "mcp.json"): "cursor",
-    (".vscode", "mcp.json"): "vscode",
-    ("User", "mcp.json"): "vscode",
-    (".gemini", "settings.json"): "gemini",
-    (".zed", "settings.json"): "zed",
-    ("zed", "settings.json"): "zed",
-    (".codex", "config.toml"): "codex",
-    (".holodeck", "config.yaml"): "holodeck-global",
-    (".holodeck", "config.yml"): "holodeck-global",
-}
-
 # Names that may hold a secret: the value is never copied, a reference is written instead.
 # A false positive costs the user one `export`; a false negative would leak a secret.
 _SECRET_NAME = re.compile(
@@ -104,6 +83,7 @@ class Entry:
     registry_name: str | None = None  # HoloDeck entries written by mcpsync name their server
     exports: list[str] = field(default_factory=list)  # variables to export (secrets moved out)
     notes: list[str] = field(default_factory=list)
+    holodeck: dict[str, Any] = field(default_factory=dict)  # a HoloDeck tool's settings
 
     @property
     def where(self) -> str:
@@ -115,19 +95,11 @@ class Entry:
 
 def detect_kind(path: Path, text: str) -> str:
     """The file's kind from its name and place, else from what it holds."""
-    kind = _BY_NAME.get(path.name) or _BY_DIR.get((path.parent.name, path.name))
+    from mcpsync.targets.detect import file_kind
+
+    kind = file_kind(path, text)
     if kind is not None:
         return kind
-    suffix = path.suffix.lower()
-    if suffix == ".toml" and re.search(r"^\s*\[\s*mcp_servers[.\]]", text, re.MULTILINE):
-        return "codex"
-    if suffix in (".yaml", ".yml"):
-        if re.search(r"^mcp_servers\s*:", text, re.MULTILINE):
-            return "holodeck-global"
-        if re.search(r"^tools\s*:", text, re.MULTILINE):
-            return "holodeck-agent"
-    if suffix == ".json" and re.search(r'"servers"\s*:', text) and '"mcpServers"' not in text:
-        return "vscode"
     raise InputError(
         f"{path}: cannot tell which client's config this is. File not read.",
         hint=f"pass --kind, one of: {', '.join(KINDS)}",
@@ -140,7 +112,7 @@ def detect_kind(path: Path, text: str) -> str:
 def read_entries(path: Path, source: str, text: str, kind: str) -> list[Entry]:
     """Every MCP server entry of the file, in file order."""
     raw = _raw_servers(path, text, kind)
-    return [_entry(source, kind, key, value) for key, value in raw.items()]
+    return [read_entry(source, kind, key, value) for key, value in raw.items()]
 
 
 def _raw_servers(path: Path, text: str, kind: str) -> dict[str, Any]:
@@ -202,7 +174,8 @@ _KNOWN = {
 }
 
 
-def _entry(source: str, kind: str, key: str, raw: Any) -> Entry:
+def read_entry(source: str, kind: str, key: str, raw: Any) -> Entry:
+    """One server entry of a `kind` file (`raw` as parsed) in mcp.toml's terms."""
     entry = Entry(source, kind, key)
     if not isinstance(raw, dict):
         raise InputError(f"{entry.where} is not an object. File not read.")
@@ -225,9 +198,12 @@ def _entry(source: str, kind: str, key: str, raw: Any) -> Entry:
         entry.headers["Authorization"] = "Bearer ${" + bearer + "}"
     entry.transport = _transport(entry, raw)
     if kind.startswith("holodeck"):
+        from mcpsync.holodeck_settings import of_entry, parse
+
         entry.description = _text(entry, raw, "description")
         entry.registry_name = _text(entry, raw, "registry_name")
-    dropped = sorted(set(raw) - _KNOWN)
+        entry.holodeck = parse({"holodeck": of_entry(raw)}, entry.where)  # as mcp.toml's
+    dropped = sorted(set(raw) - _KNOWN - set(entry.holodeck))
     if dropped:
         entry.notes.append(f"not carried over: {', '.join(dropped)}")
     if not entry.command and not entry.url:
@@ -276,6 +252,55 @@ def secret_name(name: str) -> bool:
 
 def secret_value(value: str) -> bool:
     return bool(_SECRET_VALUE.match(value))
+
+
+@dataclass(frozen=True)
+class LiteralSecret:
+    """A value in mcp.toml that the import rule would not have written down (names only)."""
+
+    key: str  # env | headers | variables | args | url
+    name: str  # the env, header or variables key; `args[N]`; `url`
+    written: str  # the value with the secret replaced by `${NAME}`
+    exports: tuple[str, ...]  # the variables that replacement names
+
+    @property
+    def field(self) -> str:
+        return self.name if self.key in ("args", "url") else f"{self.key}.{self.name}"
+
+
+def literal_secrets(
+    alias: str,
+    *,
+    env: Mapping[str, str],
+    headers: Mapping[str, str],
+    variables: Mapping[str, str],
+    args: tuple[str, ...] | list[str],
+    url: str | None,
+) -> list[LiteralSecret]:
+    """The values of one server (mcp.toml's `env`, `headers`, `variables`, `args`, `url`)
+    that `import` would have replaced by a reference: the same rule, so what import never
+    writes into mcp.toml is what `add` refuses and `lock`/`sync` warn about."""
+    found: list[LiteralSecret] = []
+
+    values = _Values(Entry("mcp.toml", "mcp.toml", alias), dollar="")
+
+    def check(key: str, name: str, value: str, written: str) -> None:
+        if written != value:
+            had = set(REFERENCE.findall(value))
+            exports = tuple(dict.fromkeys(n for n in REFERENCE.findall(written) if n not in had))
+            found.append(LiteralSecret(key, name, written, exports))
+
+    for name, value in env.items():
+        check("env", name, value, values.env({name: value})[name])
+    for name, value in headers.items():
+        check("headers", name, value, values.headers({name: value})[name])
+    for name, value in variables.items():
+        check("variables", name, value, values.variable(name, value))
+    for index, (value, written) in enumerate(zip(args, values.args(list(args)), strict=True)):
+        check("args", f"args[{index}]", value, written)
+    if url is not None:
+        check("url", "url", url, values.url(url))
+    return found
 
 
 @dataclass
@@ -344,6 +369,10 @@ class _Values:
             wanted = self.named("TOKEN" if name.lower() == "authorization" else name)
             out[name] = self.literal(wanted, value) if self._hides(name, value) else value
         return out
+
+    def variable(self, name: str, value: str) -> str:
+        """A `variables` value (a registry {placeholder}): hidden like a header's."""
+        return self.literal(self.named(name), value) if self._hides(name, value) else value
 
     def _hides(self, name: str, value: str) -> bool:
         return not REFERENCE.search(value) and (secret_name(name) or secret_value(value))

@@ -14,6 +14,7 @@ from typing import Any
 
 from mcpsync.errors import InputError
 from mcpsync.import_read import KINDS, Entry, detect_kind, read_entries
+from mcpsync.lockfile import LockedServer
 from mcpsync.registry.base import Registry
 
 
@@ -73,20 +74,27 @@ def plan(
     *,
     home: Path,
     add_targets: bool = True,
+    locked: Sequence[LockedServer] = (),
 ) -> ImportPlan:
     """mcp.toml's text with every entry of `sources` added (registry servers where `registry`
-    matches them, else custom) and, with `add_targets`, a [[targets]] entry per file."""
+    matches them, else custom) and, with `add_targets`, a [[targets]] entry per file. An
+    entry exactly as mcp.lock (`locked`) renders a declared server for that file's kind is
+    that server, whatever its version constraint: nothing is added for it."""
     from mcpsync import manifest_edit
     from mcpsync.manifest import parse_toml
 
     data = parse_toml(manifest_text, manifest_path)
+    declared = data.get("servers") or {}
     entries = [e for s in sources for e in s.entries]
-    matches = {}
-    if registry is not None:
+    known = _as_locked(sources, [s for s in locked if s.alias in declared])
+    unknown = [e for e in entries if id(e) not in known]
+    matches: dict[int, Any] = {}
+    if registry is not None and unknown:
         from mcpsync.import_match import match_entries
 
-        matches = match_entries(entries, registry)
-    servers = _servers(entries, matches, data.get("servers") or {}, manifest_path)
+        hits = match_entries(unknown, registry)
+        matches = {id(unknown[i]): match for i, match in hits.items()}
+    servers = _servers(entries, matches, known, declared, manifest_path)
     by_entry = {id(e): s.alias for s in servers for e in s.entries}
     everyone = set(data.get("servers") or {}) | {s.alias for s in servers}
     targets: list[dict[str, Any]] = []
@@ -95,7 +103,7 @@ def plan(
         for source in sources:
             aliases = [by_entry[id(e)] for e in source.entries]
             target = _target(source, manifest_path.parent, home, aliases, everyone)
-            found = _has_target(data.get("targets") or [], target)
+            found = _covering(data.get("targets") or [], source, manifest_path.parent, home)
             if found is None:
                 targets.append(target)
             elif isinstance(found.get("servers"), list):
@@ -106,6 +114,14 @@ def plan(
                         f"`servers` without {', '.join(left)}, so `sync` would remove them "
                         "from the file; add them to that list"
                     )
+            if found is not None and isinstance(found.get("exclude"), list):
+                out = sorted(set(aliases) & set(found["exclude"]))
+                if out:
+                    warnings.append(
+                        f"{source.shown}: its [[targets]] entry in {manifest_path.name} "
+                        f"excludes {', '.join(out)}, so `sync` would remove them from the "
+                        "file; take them out of `exclude`"
+                    )
     new = {s.alias: s.table for s in servers if s.new}
     text = manifest_edit.add_tables(manifest_text, manifest_path, new, targets)
     return ImportPlan(text, servers, targets, warnings)
@@ -114,24 +130,70 @@ def plan(
 # ------------------------------------------------------------------------ servers and aliases
 
 
+def _as_locked(sources: Sequence[Source], locked: Sequence[LockedServer]) -> dict[int, str]:
+    """id(entry) -> alias, for the entries that are exactly what sync writes for a locked
+    server in a file of their kind (same name, same launch as the reader sees both): a file
+    sync wrote, imported again after a teammate added a server by hand."""
+    out: dict[int, str] = {}
+    for kind in dict.fromkeys(s.kind for s in sources):
+        rendered = _rendered(kind, locked)
+        for source in (s for s in sources if s.kind == kind):
+            for entry in source.entries:
+                alias, ours = rendered.get(entry.key, (None, None))
+                if alias and ours is not None and _launch(ours) == _launch(entry):
+                    out[id(entry)] = alias
+                    entry.notes, entry.exports = [], []  # nothing of it is imported
+    return out
+
+
+def _rendered(kind: str, locked: Sequence[LockedServer]) -> dict[str, tuple[str, Entry]]:
+    """entry name -> (alias, the entry sync writes for it in a `kind` file, read back)."""
+    from mcpsync.import_read import read_entry
+    from mcpsync.manifest import TargetSpec
+    from mcpsync.targets import rendered
+
+    out: dict[str, tuple[str, Entry]] = {}
+    for server in locked:
+        try:  # one at a time: a server this kind cannot hold is simply not in such a file
+            named = rendered(TargetSpec(kind=kind), [server])
+        except InputError:
+            continue
+        for alias, (name, raw) in named.items():
+            out[name] = (alias, read_entry("mcp.lock", kind, name, raw))
+    return out
+
+
+def _launch(entry: Entry) -> tuple[Any, ...]:
+    return (entry.transport, entry.command, entry.args, entry.env, entry.url, entry.headers)
+
+
 def _servers(
-    entries: list[Entry], matches: dict[int, Any], existing: dict[str, Any], manifest: Path
+    entries: list[Entry],
+    matches: dict[int, Any],
+    known: dict[int, str],
+    existing: dict[str, Any],
+    manifest: Path,
 ) -> list[Imported]:
     from mcpsync.manifest_edit import default_alias
 
     out: dict[str, Imported] = {}
-    for i, entry in enumerate(entries):
-        match = matches.get(i)
-        table = match.table if match is not None else custom_table(entry)
-        alias = default_alias(entry.key)
+    for entry in entries:
+        match = matches.get(id(entry))
+        alias = known.get(id(entry)) or default_alias(entry.key)
+        if id(entry) in known:
+            table = existing[alias]  # the declared server itself, constraint and all
+        else:
+            table = match.table if match is not None else custom_table(entry)
         seen = out.get(alias)
         if seen is not None:
-            if seen.table != table:
+            if _without_settings(seen.table) != _without_settings(table):
                 raise _conflict(entry, alias, seen.entries[0].source)
+            seen.table = _with_settings(seen.table, entry, alias)
             seen.entries.append(entry)
             continue
-        if alias in existing and existing[alias] != table:
+        if alias in existing and _without_settings(existing[alias]) != _without_settings(table):
             raise _conflict(entry, alias, manifest.name)
+        table = _with_settings(table, entry, alias)
         out[alias] = Imported(
             alias,
             table,
@@ -141,6 +203,29 @@ def _servers(
             new=alias not in existing,
         )
     return list(out.values())
+
+
+def _without_settings(table: Any) -> Any:
+    """A [servers.X] table without its HoloDeck tool settings: two files hold the same server
+    when they launch it alike (a client file has no HoloDeck settings to agree on)."""
+    return {k: v for k, v in table.items() if k != "holodeck"} if isinstance(table, dict) else table
+
+
+def _with_settings(table: dict[str, Any], entry: Entry, alias: str) -> dict[str, Any]:
+    """`table` with the HoloDeck tool settings of `entry` (request_timeout, ...) carried
+    over, so sync writes them back rather than reverting them; two files that set one key
+    differently are a conflict."""
+    if not entry.holodeck:
+        return table
+    settings = dict(table.get("holodeck", {}))
+    for key, value in entry.holodeck.items():
+        if settings.setdefault(key, value) != value:
+            raise InputError(
+                f"{entry.where}: HoloDeck setting {key} = {value!r} differs from "
+                f"{settings[key]!r} for server '{alias}' in another file. Nothing written.",
+                hint="make the two agree, then import again",
+            )
+    return {**table, "holodeck": dict(sorted(settings.items()))}
 
 
 def _conflict(entry: Entry, alias: str, other: str) -> InputError:
@@ -221,10 +306,40 @@ def _relative(path: Path, root: Path, home: Path) -> str:
     return path.as_posix()
 
 
-def _has_target(existing: list[Any], target: dict[str, Any]) -> dict[str, Any] | None:
-    """The [[targets]] entry already writing the same file, if any."""
+def _covering(existing: list[Any], source: Source, root: Path, home: Path) -> dict[str, Any] | None:
+    """The [[targets]] entry already writing the file, if any: of its kind, and naming it by
+    its path (a glob such as `agents/*/agent.yaml`) or its scope's default, as sync resolves
+    them; a second target for one file would make sync refuse ("written by two targets")."""
+    from mcpsync.fsutil import real_target
 
-    def key(t: Any) -> Any:
-        return {k: v for k, v in t.items() if k != "servers"} if isinstance(t, dict) else t
+    real = real_target(source.path)
+    for target in existing:
+        if not isinstance(target, dict) or target.get("kind") != source.kind:
+            continue
+        if real in {real_target(p) for p in _files_of(target, root, home)}:
+            return target
+    return None
 
-    return next((t for t in existing if key(t) == key(target)), None)
+
+def _files_of(target: dict[str, Any], root: Path, home: Path) -> list[Path]:
+    """The files an existing [[targets]] entry of mcp.toml writes (best effort: a malformed
+    entry writes none here; `sync` reports it)."""
+    from mcpsync.targets.base import resolve_path
+    from mcpsync.targets.holodeck import glob_files
+
+    kind, raw = target["kind"], target.get("path")
+    if kind == "holodeck-agent":
+        try:
+            return glob_files(
+                resolve_path(raw if isinstance(raw, str) else "agent.yaml", root, home)
+            )
+        except OSError:
+            return []
+    if isinstance(raw, str):
+        return [resolve_path(raw, root, home)]
+    if kind not in KINDS:
+        return []
+    default, user = _defaults(kind, root, home)
+    scope = target.get("scope") or ("project" if default is not None else "user")
+    found = default if scope == "project" else user
+    return [found] if found is not None else []

@@ -11,7 +11,9 @@ An OCI entry with a [server.artifact] record is rendered with that record's imag
 `lock` renders it (`image:tag@sha256:…`), so the digest in its launch must agree with the
 record: an edit of either shows as `launch.args`. The rest of [server.artifact] (npm and PyPI
 digests, the mcpb bundle's, `store`) was gathered from an artifact store, not derived: it is
-carried over as recorded, and only looking it up again (online) can tell an edit of it.
+carried over as recorded, and only looking it up again (online) can tell an edit of it. So is
+the package version of a package whose server.json says `latest`: lock pinned its store's
+current version, and the entry is rendered again with the version it records.
 
 What this cannot see offline: a forgery that rewrites server-json, digest and launch
 consistently. Comparing `digest` with the registry's own server.json is an online check.
@@ -70,14 +72,17 @@ def registry_entry(
     artifact: Artifact | None = None,
     *,
     launch: Launch | None = None,
+    latest: str | None = None,
 ) -> LockedServer:
     """The lock entry for `spec` pinned to `server` (a server.json) from `registry_url`, with
-    `artifact` as its [server.artifact] record. `launch`: the plain render, if already made."""
+    `artifact` as its [server.artifact] record. `launch`: the render, if already made;
+    `latest`: the version a package that says `latest` was pinned to (render's
+    package_version)."""
     opts = launch_options(spec)
-    launch = render(server, opts) if launch is None else launch
+    launch = render(server, opts, package_version=latest) if launch is None else launch
     pin = oci_image_digest(launch, artifact)
     if pin is not None:  # docker runs image:tag@sha256:…, exactly what was looked up
-        launch = render(server, opts, image_digest=pin)
+        launch = render(server, opts, image_digest=pin, package_version=latest)
     description = spec.description or server.get("description")
     return LockedServer(
         alias=spec.alias,
@@ -184,7 +189,12 @@ def derive(entry: LockedServer) -> LockedServer:
         elif entry.server_json is None:
             raise _Underivable(Tamper(entry.alias, NO_EVIDENCE, why="has no recorded server-json"))
         else:
-            built = registry_entry(spec, entry.server_json, entry.registry or "", entry.artifact)
+            # a package that says `latest` was pinned to its store's current version at lock
+            # time: a fact gathered online, as the artifact record is, carried as recorded
+            latest = entry.launch.package_version
+            built = registry_entry(
+                spec, entry.server_json, entry.registry or "", entry.artifact, latest=latest
+            )
     except McpsyncError as exc:
         why = f"no longer renders from its recorded inputs and server-json: {exc.message}"
         raise _Underivable(Tamper(entry.alias, "launch", why=why)) from None

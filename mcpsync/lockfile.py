@@ -1,8 +1,10 @@
 """mcp.lock: read, write deterministically, and say why it is stale.
 
 An entry's fields, in the order they are written (`_server_block`): alias, name, version,
-description, registry, digest, inputs, server-json, then the [server.launch] table and the
-[server.artifact] table (the artifact digests gathered from its store at lock time).
+description, registry, digest, inputs, server-json, no-artifact, then the [server.launch] table
+and the [server.artifact] table (the artifact digests gathered from its store at lock time).
+`no-artifact` says why an entry whose launch has a store has no [server.artifact]
+(artifacts.model.NO_ARTIFACT: artifacts-off, opted-out, store-unreachable).
 `server-json` is the registry's server.json the entry was rendered from (canonical JSON, its
 sha256 is `digest`), so `integrity` can render every entry again offline and tell a lock edited
 by hand. A field added later goes into `_server_block` and `_locked` (readers ignore keys they
@@ -24,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mcpsync.artifacts.model import SOURCES, Artifact, wanted
+from mcpsync.artifacts.model import BACKFILL, SOURCES, Artifact, wanted
 from mcpsync.errors import InputError, readable
 from mcpsync.launch import Launch
 from mcpsync.launch.model import LAUNCHABLE, TRANSPORTS
@@ -64,12 +66,36 @@ class LockedServer:
     artifact: Artifact | None = None  # [server.artifact]: the digest of what the launch fetches
     surface: Surface | None = None  # the tool surface `mcpsync probe` pinned
     server_json: Mapping[str, Any] | None = None  # None for a custom server (or an old lock)
+    no_artifact: str | None = None  # why no [server.artifact] (NO_ARTIFACT), when it has a store
 
     @property
     def lacks_artifact(self) -> bool:
-        """Its launch fetches from a store, but no [server.artifact] records the digest: with
-        artifacts on, `lock` looks it up (and `lock --check` calls the entry stale)."""
-        return self.artifact is None and wanted(self.launch) is not None
+        """Its launch fetches from a store, but neither a [server.artifact] record nor a
+        reason for its absence is recorded (an older lock): with artifacts on, `lock` looks it
+        up, and `lock --check` calls the entry stale."""
+        return self.artifact is None and self.no_artifact is None and self.has_store
+
+    @property
+    def wants_artifact(self) -> bool:
+        """With artifacts on, `lock` looks its digest up at its pinned version: none recorded,
+        and not for a reason that still holds (an opt-out stays until mcp.toml changes)."""
+        return self.artifact is None and self.no_artifact in (None, *BACKFILL) and self.has_store
+
+    @property
+    def has_store(self) -> bool:
+        return wanted(self.launch) is not None
+
+    @property
+    def pinned_from_latest(self) -> bool:
+        """Its server.json's package says version `latest`, and lock pinned the store's
+        current version in its place (resolve.py): `lock --check` says so."""
+        packages = (self.server_json or {}).get("packages")
+        return any(
+            isinstance(p, Mapping)
+            and p.get("identifier") == self.launch.identifier
+            and p.get("version") == "latest"
+            for p in (packages if isinstance(packages, list) else [])
+        ) and self.launch.package_version not in (None, "latest")
 
 
 @dataclass(frozen=True)
@@ -132,6 +158,8 @@ def _server_block(server: LockedServer) -> str:
     lines = ["[[server]]"] + [f"{k} = {_value(v)}" for k, v in head if _present(v)]
     if server.server_json is not None:
         lines.append(f"server-json = {_json_literal(server.server_json)}")
+    if server.no_artifact is not None:  # after server-json: an unchanged line between changed
+        lines.append(f"no-artifact = {_value(server.no_artifact)}")  # ones lets git mix sides
     lines += ["", "[server.launch]"]
     for attr, key in LAUNCH_KEYS:
         value = getattr(server.launch, attr)
@@ -289,7 +317,15 @@ def loads(text: str, path: Path) -> Lock:
 
 
 REGISTRY_TYPES = (*LAUNCHABLE, "mcpb", "remote")
-_STR_FIELDS = ("name", "version", "registry", "digest", "description", "server-json")
+_STR_FIELDS = (
+    "name",
+    "version",
+    "registry",
+    "digest",
+    "description",
+    "server-json",
+    "no-artifact",
+)
 _LAUNCH_LISTS = ("args", "secrets", "optional")
 _LAUNCH_TABLES = ("env", "headers")
 
@@ -348,6 +384,7 @@ def _locked(path: Path, raw: Any) -> LockedServer:
         description=raw.get("description"),
         surface=_surface(raw["surface"], bad) if "surface" in raw else None,
         server_json=_server_json(raw.get("server-json"), bad),
+        no_artifact=raw.get("no-artifact"),
     )
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcpsync import holodeck_settings
 from mcpsync.choices import PACKAGES, TARGET_KINDS, TRANSPORTS
 from mcpsync.errors import InputError, InvalidConstraint
 
@@ -31,9 +32,12 @@ REGISTRY_SERVER_KEYS = (
     "transport",
     "prereleases",
     "description",
+    "artifacts",
 )
 CUSTOM_SERVER_KEYS = ("command", "url", "args", "env", "headers", "transport", "description")
-TARGET_KEYS = ("kind", "path", "servers", "scope")
+TARGET_KEYS = ("kind", "path", "servers", "exclude", "scope", "holodeck")
+# keys that shape what sync writes, not what lock resolves: not recorded in the lock's inputs
+SERVER_SETTING_KEYS = ("holodeck",)
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,8 @@ class ServerSpec:
     description: str | None = None
     command: str | None = None
     url: str | None = None
+    holodeck: Mapping[str, Any] = field(default_factory=dict)  # HoloDeck tool settings
+    artifacts: bool = True  # False: lock records no artifact digest for this server
 
     @property
     def is_custom(self) -> bool:
@@ -64,9 +70,12 @@ class ServerSpec:
         out: dict[str, Any] = {}
         for key in keys:
             value = getattr(self, key)
-            if value in (None, (), {}, False) or (key == "version" and value == "*"):
+            if key == "artifacts":  # on unless set off: only `false` is recorded
+                value = None if value else False
+            elif value in (None, (), {}, False) or (key == "version" and value == "*"):
                 continue
-            out[key] = list(value) if isinstance(value, tuple) else _plain(value)
+            if value is not None:
+                out[key] = list(value) if isinstance(value, tuple) else _plain(value)
         return out
 
 
@@ -79,6 +88,9 @@ class TargetSpec:
     servers: tuple[str, ...] | None = None
     scope: str | None = None
     index: int = 0  # position in mcp.toml, for messages
+    exclude: tuple[str, ...] = ()  # left out of this target (after `servers`)
+    # HoloDeck targets: alias -> tool settings (the target's, then the server's own)
+    holodeck: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -232,7 +244,7 @@ def _server(path: Path, alias: str, raw: Any) -> ServerSpec:
 
 
 def _registry_server(where: str, alias: str, raw: dict[str, Any]) -> ServerSpec:
-    _check_keys(raw, REGISTRY_SERVER_KEYS, where)
+    _check_keys(raw, (*REGISTRY_SERVER_KEYS, *SERVER_SETTING_KEYS), where)
     name = _str(raw, "name", where)
     if name is None or not NAME_RE.match(name):
         raise InputError(
@@ -244,7 +256,11 @@ def _registry_server(where: str, alias: str, raw: dict[str, Any]) -> ServerSpec:
     prereleases = raw.get("prereleases", False)
     if not isinstance(prereleases, bool):
         raise InputError(f"{where}: `prereleases` must be true or false")
+    artifacts = raw.get("artifacts", True)
+    if not isinstance(artifacts, bool):
+        raise InputError(f"{where}: `artifacts` must be true or false")
     return ServerSpec(
+        artifacts=artifacts,
         alias=alias,
         name=name,
         version=version,
@@ -256,7 +272,7 @@ def _registry_server(where: str, alias: str, raw: dict[str, Any]) -> ServerSpec:
 
 
 def _custom_server(where: str, alias: str, raw: dict[str, Any]) -> ServerSpec:
-    _check_keys(raw, CUSTOM_SERVER_KEYS, where)
+    _check_keys(raw, (*CUSTOM_SERVER_KEYS, *SERVER_SETTING_KEYS), where)
     command, url = _str(raw, "command", where), _str(raw, "url", where)
     if command is not None and url is not None:
         raise InputError(f"{where}: has both `command` and `url`; a server is one or the other")
@@ -274,6 +290,7 @@ def _common(raw: dict[str, Any], where: str) -> dict[str, Any]:
         "headers": _str_map(raw, "headers", where, names=False),
         "transport": _choice(raw, "transport", TRANSPORTS, where),
         "description": _str(raw, "description", where),
+        "holodeck": holodeck_settings.parse(raw, where),
     }
 
 
@@ -335,17 +352,42 @@ def _target(path: Path, index: int, raw: Any, servers: Mapping[str, ServerSpec])
     kind = _choice(raw, "kind", TARGET_KINDS, where)
     if kind is None:
         raise InputError(f"{where}: needs `kind`", hint=f"one of: {', '.join(TARGET_KINDS)}")
-    subset = raw.get("servers")
-    if subset is not None:
-        subset = _str_list(raw, "servers", where)
-        missing = [a for a in subset if a not in servers]
-        if missing:
-            raise InputError(
-                f"{where}: `servers` names unknown server alias {', '.join(map(repr, missing))}",
-                hint=alias_hint(missing, servers, f"servers in {path.name}"),
-            )
+    subset = _aliases(path, raw, "servers", servers, where) if "servers" in raw else None
+    exclude = _aliases(path, raw, "exclude", servers, where) if "exclude" in raw else ()
     scope = _choice(raw, "scope", ("project", "user"), where)
-    return TargetSpec(kind, _target_path(raw, where), subset, scope, index)
+    settings = _tool_settings(raw, kind, servers, where)
+    return TargetSpec(kind, _target_path(raw, where), subset, scope, index, exclude, settings)
+
+
+def _tool_settings(
+    raw: Mapping[str, Any], kind: str, servers: Mapping[str, ServerSpec], where: str
+) -> dict[str, dict[str, Any]]:
+    """alias -> the HoloDeck settings of each server in a HoloDeck target: the target's
+    `holodeck` table, then the server's own on top (it knows that server)."""
+    own = holodeck_settings.parse(raw, where)
+    if own and kind not in holodeck_settings.HOLODECK_KINDS:
+        raise InputError(
+            f"{where}: `holodeck` settings apply to HoloDeck targets only, not {kind}",
+            hint="move them to a holodeck-agent or holodeck-global [[targets]] entry",
+        )
+    if kind not in holodeck_settings.HOLODECK_KINDS:
+        return {}
+    merged = {alias: {**own, **spec.holodeck} for alias, spec in servers.items()}
+    return {alias: settings for alias, settings in merged.items() if settings}
+
+
+def _aliases(
+    path: Path, raw: Mapping[str, Any], key: str, servers: Mapping[str, ServerSpec], where: str
+) -> tuple[str, ...]:
+    """A target's `servers` or `exclude`: a list of declared aliases."""
+    named = _str_list(raw, key, where)
+    missing = [a for a in named if a not in servers]
+    if missing:
+        raise InputError(
+            f"{where}: `{key}` names unknown server alias {', '.join(map(repr, missing))}",
+            hint=alias_hint(missing, servers, f"servers in {path.name}"),
+        )
+    return named
 
 
 MAX_PATH, MAX_NAME = 4096, 255  # Linux's PATH_MAX and NAME_MAX: a longer path names no file

@@ -173,8 +173,9 @@ def remove_server(text: str, path: Path, alias: str) -> str:
     wanted = doc.unwrap()  # plain copies: the text edit is checked against these
     del wanted["servers"][alias]
     for target in wanted.get("targets", []):
-        if isinstance(target, dict) and alias in (target.get("servers") or []):
-            target["servers"] = [a for a in target["servers"] if a != alias]
+        for key in SUBSET_KEYS:
+            if isinstance(target, dict) and alias in (target.get(key) or []):
+                target[key] = [a for a in target[key] if a != alias]
     if not wanted["servers"]:
         del wanted["servers"]  # removing the last [servers.X] may remove `servers` itself
     cut = _cut_table(text, alias)
@@ -234,11 +235,15 @@ def _tomlkit_add(doc: Any, alias: str, fields: dict[str, Any], text: str) -> str
     return out[:-1] if out.endswith("\n\n") and not text.endswith("\n\n") else out
 
 
+SUBSET_KEYS = ("servers", "exclude")  # a target's lists of aliases
+
+
 def _drop_from_subsets_doc(doc: Any, alias: str) -> None:
     for target in doc.get("targets", []):
-        subset = target.get("servers")
-        if subset is not None and alias in subset:
-            subset.remove(alias)  # a target subset naming a removed alias would not parse
+        for key in SUBSET_KEYS:
+            subset = target.get(key)
+            if subset is not None and alias in subset:
+                subset.remove(alias)  # a target list naming a removed alias would not parse
 
 
 # ---------------------------------------------------------------- line-level layout

@@ -50,6 +50,7 @@ class Foreign:
     name: str  # "" when the entry has no usable name
     old: Any  # its value as found, so the report can show what was there
     removed: bool  # not in the lock (removed) rather than replaced by the lock's entry
+    comment: str = ""  # the comment lines above it, which go with it (YAML files)
 
     def describe(self) -> str:
         why = "not in mcp.lock" if self.removed else "differs from mcp.lock"

@@ -6,7 +6,8 @@ import functools
 import re
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from mcpsync.artifacts import Lookup as ArtifactLookup
 from mcpsync.artifacts import wanted
@@ -15,13 +16,18 @@ from mcpsync.integrity import custom_entry, launch_options, registry_entry
 from mcpsync.launch import render
 from mcpsync.lockfile import Lock, LockedServer, keep_surface
 from mcpsync.manifest import Manifest, ServerSpec
+from mcpsync.pinning import Pins, needs_latest
 from mcpsync.pool import concurrently
 from mcpsync.registry.base import Registry, ServerEntry
+
+if TYPE_CHECKING:
+    from mcpsync.import_read import LiteralSecret
 
 
 @dataclass(frozen=True)
 class Change:
-    """One line of the change report: Added / Updated / Removed / Changed / Repaired."""
+    """One line of the change report: Added / Updated / Downgraded / Removed / Changed /
+    Repaired."""
 
     action: str
     alias: str
@@ -31,8 +37,9 @@ class Change:
     detail: str | None = None  # Repaired: what was wrong with the entry
 
     def render(self) -> str:
-        if self.action == "Updated":
-            return f"Updated {self.alias} {self.old or '(custom)'} -> {self.new or '(custom)'}"
+        if self.action in ("Updated", "Downgraded"):
+            old, new = self.old or "(custom)", self.new or "(custom)"
+            return f"{self.action} {self.alias} {old} -> {new}"
         version = self.old if self.action == "Removed" else self.new
         line = f"{self.action} {self.alias}" + (f" {version}" if version else "")
         if self.action == "Repaired":
@@ -46,7 +53,7 @@ class LockWarning:
     variables key, a server a target cannot write). Reported on stderr and in --json."""
 
     alias: str
-    kind: str  # env | variables | target
+    kind: str  # env | variables | target | secret | artifact | latest | argument
     message: str
     key: str | None = None  # the mcp.toml key (env, variables) or the target's label
     suggestions: tuple[str, ...] = ()
@@ -92,9 +99,10 @@ def plan(
     """`registry_named`: whether a pin must have come from `registry_url` to be kept; False
     when no one named a registry (a pin from a one-off --registry stays, see the README).
     With `artifacts`, a pin whose launch has an artifact store but no record in the lock is
-    refreshed (same version, looked up again), so that it gets one. `refetch`: entries whose
-    recorded server.json cannot be trusted (integrity.triage); their pin is kept while it
-    still answers the inputs, but fetched again (and its artifact looked up again)."""
+    refreshed (same version, looked up again), so that it gets one, unless it opted out.
+    `refetch`: entries whose recorded server.json cannot be trusted (integrity.triage);
+    their pin is kept while it still answers the inputs, but fetched again (and its artifact
+    looked up again)."""
     required = registry_url if registry_named else None
     keep: dict[str, LockedServer] = {}
     refresh: dict[str, str] = {}
@@ -109,7 +117,7 @@ def plan(
         elif entry is not None and entry.version and alias in refetch and same_inputs:
             refresh[alias] = entry.version
         elif entry is not None and same_inputs and alias not in refetch:
-            if artifacts and entry.version and entry.lacks_artifact:
+            if artifacts and entry.version and entry.wants_artifact:
                 refresh[alias] = entry.version
             else:
                 keep[alias] = entry
@@ -151,11 +159,13 @@ def resolve(
     artifacts: Callable[[], ArtifactLookup] | None = None,
     progress: Callable[[int, int], None] | None = None,
     refetch: Collection[str] = (),
+    planned: Callable[[Plan], None] | None = None,
 ) -> Lock:
     """The new lock. Opens the registry only when some server needs it. `warn` hears of
     mcp.toml keys a (re)resolved server does not use. With `artifacts` (an opener of the
     artifact stores), every entry resolved or refreshed here gets its artifact record; kept
-    pins keep theirs. `progress(done, total)` hears of each server the registry settled.
+    pins keep theirs. `progress(done, total)` hears of each server the registry settled;
+    `planned` hears which pins are kept and which are resolved (for the report's counts).
 
     Every server is tried: the ones that fail for their own reason (not in the registry, no
     matching version, unsafe data, a required value missing, a package its store does not
@@ -171,12 +181,15 @@ def resolve(
         artifacts=artifacts is not None,
         refetch=refetch,
     )
+    if planned is not None:
+        planned(the_plan)
+    pins = Pins.of(manifest.path.name, the_plan.refresh, old, refetch)
     fresh = set(the_plan.resolve)  # a set: `in` on the list made 10,000 servers quadratic
     todo = [a for a in sorted(manifest.servers) if a in the_plan.refresh or a in fresh]
     settled = _Settled()
     if todo:
         settled = _run(
-            _Work(manifest, the_plan.refresh, registry_url, todo),
+            _Work(manifest, the_plan.refresh, registry_url, todo, pins),
             open_registry,
             artifacts,
             progress,
@@ -190,7 +203,7 @@ def resolve(
             failures.append((alias, _detail(spec, exc), exc))
             continue
         if warn is not None:
-            for warning in settled.warnings.get(alias, []):
+            for warning in [*settled.warnings.get(alias, []), *secret_warnings(manifest, spec)]:
                 warn(warning)
     if failures:
         raise ServerFailures(manifest.path.name, failures)
@@ -233,6 +246,7 @@ class _Work:
     refresh: Mapping[str, str]
     registry_url: str
     aliases: list[str]
+    pins: Pins = field(default_factory=Pins)  # what the old lock lets an entry keep
 
     @property
     def names(self) -> list[str]:
@@ -265,19 +279,24 @@ class _Work:
             return out
         for alias in self.aliases_of(name):
             spec = self.manifest.servers[alias]
+            out.warnings[alias] = []
             try:
                 entry = _pick(spec, found, self.refresh.get(alias), self.registry_url)
                 launch = render(entry.server, launch_options(spec))
-                want = wanted(launch) if stores is not None else None
-                record = stores.lookup(alias, want, abort) if stores and want else None
-                out.results[alias] = registry_entry(
-                    spec, entry.server, self.registry_url, record, launch=launch
+                warn, pinned = out.warnings[alias].append, None
+                if needs_latest(launch):
+                    pinned = self.pins.latest(spec, entry, launch, stores, abort, warn)
+                    launch = render(entry.server, launch_options(spec), package_version=pinned)
+                record, reason = self.pins.artifact(spec, wanted(launch), stores, abort, warn)
+                locked = registry_entry(
+                    spec, entry.server, self.registry_url, record, launch=launch, latest=pinned
                 )
+                out.results[alias] = replace(locked, no_artifact=reason)
             except InputError as exc:
                 out.results[alias] = exc
                 continue
-            out.warnings[alias] = []
             _warn_unused(self.manifest, spec, entry, out.warnings[alias].append)
+            _warn_arguments(self.manifest, spec, entry, out.warnings[alias].append)
         return out
 
     def missing_error(self, alias: str, missing: NotFound) -> NotFound:
@@ -393,6 +412,45 @@ def _some(versions: list[str], limit: int = 8) -> str:
     return shown + (f", … ({len(versions)} in all)" if len(versions) > limit else "") or "none"
 
 
+def secret_warnings(manifest: Manifest, spec: ServerSpec) -> list[LockWarning]:
+    """Values in mcp.toml that look like literal secrets (import_read's rule): they would be
+    copied into mcp.lock and every synced file. A warning, on every lock and sync: the value
+    may be deliberate (a public demo key), and failing would wedge a project that has one."""
+    from mcpsync.import_read import literal_secrets
+
+    found = literal_secrets(
+        spec.alias,
+        env=spec.env,
+        headers=spec.headers,
+        variables=spec.variables,
+        args=spec.args,
+        url=spec.url,
+    )
+    return [
+        LockWarning(
+            alias=spec.alias,
+            kind="secret",
+            key=secret.field,
+            message=f"{manifest.path.name}: server '{spec.alias}': `{secret.field}` looks like "
+            "a literal secret; it is copied into mcp.lock and every synced file",
+            hint=secret_hint(secret),
+        )
+        for secret in found
+    ]
+
+
+def secret_hint(secret: LiteralSecret) -> str:
+    """What to write instead: a reference (the value itself is never shown)."""
+    if secret.key == "args":
+        instead = f'"{secret.written}" as {secret.name}'
+    elif secret.key == "url":
+        instead = f'url = "{secret.written}"'
+    else:
+        key = secret.name if re.fullmatch(r"[A-Za-z0-9_-]+", secret.name) else f'"{secret.name}"'
+        instead = f'{key} = "{secret.written}" in its `{secret.key}`'
+    return f"write {instead} and export {', '.join(secret.exports)}"
+
+
 def _warn_unused(manifest: Manifest, spec: ServerSpec, entry: ServerEntry, warn: Warn) -> None:
     """env keys the chosen package does not declare, variables keys nothing reads: typos,
     most likely (an extra env var may be deliberate, so this warns and never fails)."""
@@ -420,6 +478,23 @@ def _warn_unused(manifest: Manifest, spec: ServerSpec, entry: ServerEntry, warn:
         )
 
 
+def _warn_arguments(manifest: Manifest, spec: ServerSpec, entry: ServerEntry, warn: Warn) -> None:
+    """Arguments whose rendering the server.json schema leaves open (launch.argument_notes)."""
+    from mcpsync.launch import argument_notes
+
+    for note in argument_notes(entry.server, launch_options(spec)):
+        warn(
+            LockWarning(
+                alias=spec.alias,
+                kind="argument",
+                message=f"{manifest.path.name}: server '{spec.alias}': {spec.name} "
+                f"{entry.version}: {note}",
+                hint="check the server's documentation; if it wants another form, declare "
+                f"it with command and args under [servers.{spec.alias}]",
+            )
+        )
+
+
 def changes(old: Lock | None, new: Lock, repaired: Mapping[str, str] | None = None) -> list[Change]:
     """uv-style report lines, sorted by alias. `repaired`: alias -> what was wrong with its
     old entry (integrity.triage); such an entry that keeps its pin reads `Repaired`."""
@@ -438,11 +513,38 @@ def changes(old: Lock | None, new: Lock, repaired: Mapping[str, str] | None = No
             # A pin whose version was deleted by hand is repaired, not updated from "(custom)".
             fixed = alias in repaired
             if a.version != b.version and not (fixed and a.version is None):
-                out.append(Change("Updated", alias, a.version, b.version))
+                out.append(Change(_moved(a.version, b.version), alias, a.version, b.version))
             elif fixed:
                 out.append(Change("Repaired", alias, new=b.version, detail=repaired[alias]))
+            elif a.launch.package_version != b.launch.package_version and a.launch.identifier:
+                # the same server version, another package version (a `latest` pinned again)
+                moved = f"package {a.launch.package_version} -> {b.launch.package_version}"
+                out.append(Change("Changed", alias, new=b.version, what=moved))
             elif a.artifact != b.artifact:
-                out.append(Change("Changed", alias, new=b.version, what="artifact digests"))
+                out.append(Change("Changed", alias, new=b.version, what=_artifact_change(a, b)))
             elif a.launch != b.launch:
                 out.append(Change("Changed", alias, new=b.version))
     return out
+
+
+def _moved(old: str | None, new: str | None) -> str:
+    """ "Downgraded" when the new pin sorts below the old one (a narrowed constraint, a version
+    withdrawn from the registry), else "Updated"."""
+    from mcpsync.versions import version_key
+
+    before = version_key(old) if old else None
+    after = version_key(new) if new else None
+    lower = before is not None and after is not None and after < before
+    return "Downgraded" if lower else "Updated"
+
+
+def _artifact_change(old: LockedServer, new: LockedServer) -> str:
+    """What happened to the record at the same version: recorded where there was none (a
+    backfill) reads differently from a digest that changed (worth a look) or was dropped."""
+    from mcpsync.artifacts import NO_ARTIFACT
+
+    if old.artifact is None:
+        return "artifact digests recorded"
+    if new.artifact is None:
+        return f"artifact digests dropped: {NO_ARTIFACT.get(new.no_artifact or '', 'none found')}"
+    return "artifact digests changed"

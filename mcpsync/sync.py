@@ -18,7 +18,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -53,11 +53,9 @@ class SyncPlan:
 
     @property
     def notes(self) -> list[str]:
-        exports = [
-            f"{c.path}: export {', '.join(c.missing_env)} (this client has no reference syntax)"
-            for c in self.changes
-            if c.missing_env
-        ]
+        """What to tell after a write. Variables a client cannot reference are told once, when
+        the file is written (a no-op sync repeats nothing), in the way that client takes them."""
+        exports = [set_env_advice(c) for c in self.changes if c.missing_env and c.changed]
         return exports + [note for c in self.changes for note in c.notes]
 
     @property
@@ -86,15 +84,39 @@ class SyncPlan:
         return [step for step in steps if step.new != step.old]
 
 
+# Clients started from a desktop, not a shell: an `export` never reaches them.
+_GUI_APPS = {"claude-desktop": "Claude Desktop", "zed": "Zed"}
+
+
+def set_env_advice(change: FileChange) -> str:
+    """How to give a client the variables it has no reference syntax for (names only)."""
+    names = ", ".join(change.missing_env)
+    app = _GUI_APPS.get(change.kind)
+    if app is not None:
+        return (
+            f"{change.path}: {app} has no reference syntax and does not read your shell's "
+            f"environment, so {names} {'is' if len(change.missing_env) == 1 else 'are'} left "
+            f'out: type the value into the entry\'s "env" there (later syncs keep it), then '
+            f"restart {app}"
+        )
+    return f"{change.path}: export {names} where the client runs (it passes them on by name)"
+
+
 def select(
-    specs: Sequence[TargetSpec], kinds: Sequence[str] = (), scope: str | None = None
+    specs: Sequence[TargetSpec],
+    kinds: Sequence[str] = (),
+    scope: str | None = None,
+    context: Callable[[], SyncContext] | None = None,
 ) -> list[TargetSpec]:
     """The targets a run is limited to: of one of `kinds` (if any) and of `scope` (if set).
-    A kind that mcp.toml does not declare is bad input (a typo would check nothing)."""
+    A kind that mcp.toml does not declare is bad input (a typo would check nothing); when
+    `context` shows sync wrote files for such a target before, the error says what to do."""
     from mcpsync import targets
 
     declared = {s.kind for s in specs}
     unknown = [k for k in dict.fromkeys(kinds) if k not in declared]
+    if unknown and context is not None:
+        _refuse_removed(context(), unknown)
     if unknown:
         raise InputError(
             f"mcp.toml declares no [[targets]] of kind {', '.join(map(repr, unknown))}",
@@ -107,6 +129,23 @@ def select(
     ]
 
 
+def _refuse_removed(ctx: SyncContext, kinds: Sequence[str]) -> None:
+    """`sync --target KIND` for a target removed from mcp.toml whose entries are still in
+    its files: only a full sync removes them (it alone knows every file a target writes)."""
+    from mcpsync.targets import removed
+
+    for kind in kinds:
+        left = removed.undeclared(ctx, kind)
+        if left:
+            files = "; ".join(f"{display(o.path, ctx.root)} ({', '.join(o.names)})" for o in left)
+            raise InputError(
+                f"mcp.toml declares no [[targets]] of kind '{kind}' any more; entries sync "
+                f"wrote for it are still in {files}",
+                hint="run `mcpsync sync` without --target to remove them (`mcpsync sync "
+                "--dry-run` shows how), or declare the target again in mcp.toml to keep them",
+            )
+
+
 def plan(
     manifest: Manifest,
     lock: Lock,
@@ -114,11 +153,14 @@ def plan(
     *,
     again: SyncPlan | None = None,
     only: Sequence[TargetSpec] | None = None,
+    kinds: Sequence[str] = (),
+    scope: str | None = None,
 ) -> SyncPlan:
-    """Every target's changes (`only`: just these targets). `again`: a plan made before the
-    shared-files lock was taken; only its targets that touch shared files are planned again
-    (under that lock, with the ledger read anew); the others, this project's own files, keep
-    their changes."""
+    """Every target's changes (`only`: just these targets, those `kinds` and `scope`
+    select). `again`: a plan made before the shared-files lock was taken; only its targets
+    that touch shared files are planned again (under that lock, with the ledger read anew);
+    the others, this project's own files, keep their changes. Files of removed targets that
+    the filters cover give back what sync wrote there (targets/removed.py)."""
     from mcpsync import ownership, targets
     from mcpsync.targets.base import label
 
@@ -134,6 +176,10 @@ def plan(
             changes.append(replace(change, foreign=tuple(found)) if found else change)
     _no_file_twice(changes)
     claimed = ctx.ledger.claims()
+    if only is None or kinds or scope:
+        from mcpsync.targets import removed
+
+        changes += removed.plan(ctx, changes, kinds, scope)
     for change in changes:
         if change.shared:
             ctx.ledger.record(change.real, ctx.project_id, change.owned)
@@ -141,7 +187,7 @@ def plan(
     if ctx.ledger.text is not None or ctx.ledger.files:  # else no shared file: no ledger
         the_plan.ledger_new = ctx.ledger.dumps()
         the_plan.ledger_wide = ctx.ledger.widened(claimed)
-    partial = len(specs) < len(manifest.targets)  # --target / --scope left some out
+    partial = only is not None  # --target / --scope: files of other targets are not seen
     files = _recorded(changes, ctx, partial)
     if ctx.record and files is not None:
         the_plan.record_new = ctx.record.dumps(files)

@@ -246,6 +246,7 @@ _NUMERIC = re.compile(r"v?\d+(?:\.\d+)*", re.ASCII)
 _WILDCARD_TAIL = re.compile(r"(?:\.[xX*])+\Z")  # "1.x", "1.2.*", "1.x.x"
 _ANY = ("*", "x", "X")
 _RESERVED = set("<>=!~^*|,")
+_OPERATOR_CHARS = "<>=!~^"
 
 
 def _fail(text: object, reason: str) -> InvalidConstraint:
@@ -341,6 +342,10 @@ def _term_clauses(text: str, term: str) -> list[_Clause]:
     op, raw = _split_op(term)
     if op and not raw:
         raise _fail(text, f"{op!r} needs a version after it")
+    if op and op != "===" and raw[0] in _OPERATOR_CHARS:
+        # "^^1": a doubled operator, not an odd version string to pin with '==='
+        bare = raw.lstrip(_OPERATOR_CHARS)
+        raise _fail(text, f"{term!r} has two operators in a row; write one, e.g. '{op}{bare}'")
     if op == "===":
         return [_Clause("===", text=raw)]
     if op in ("^", "~"):

@@ -46,9 +46,11 @@ def sha256(data: bytes) -> str:
 class ArtifactStub:
     def __init__(self) -> None:
         self.npm: dict[str, dict[str, str]] = {}  # name -> version -> integrity
+        self.npm_tags: dict[str, dict[str, str]] = {}  # name -> dist-tag ("latest") -> version
         self.private: dict[str, dict[str, str]] = {}  # served under /private/, token required
         self.private_token = "s3cr3t-npm-token"
         self.pypi: dict[str, list[str]] = {}  # project -> filenames
+        self.yanked: set[str] = set()  # filenames the index marks yanked (PEP 592/691)
         self.html_only = False  # the index speaks PEP 503 HTML only
         self.images: dict[str, set[str]] = {}  # repository -> tags
         self.wrong_digest_header = False  # send a Docker-Content-Digest that is not the body's
@@ -132,6 +134,7 @@ class ArtifactStub:
         if route == "private" and headers.get("authorization") != f"Bearer {self.private_token}":
             return 401, {}, b'{"error": "authentication required"}'
         name, version = "/".join(rest[:-1]), rest[-1]
+        version = self.npm_tags.get(name, {}).get(version, version)  # GET /<name>/<dist-tag>
         integrity = catalog.get(name, {}).get(version)
         if integrity is None:
             return 404, {}, b'{"error": "version not found"}'
@@ -154,13 +157,17 @@ class ArtifactStub:
                     "filename": n,
                     "url": f"{self.url}/files/{n}",
                     "hashes": {"sha256": sha256(n.encode())},
+                    "yanked": "broken build" if n in self.yanked else False,
                 }
                 for n in names
             ]
             body = json.dumps({"meta": {"api-version": "1.1"}, "name": project, "files": files})
             return 200, {"Content-Type": "application/vnd.pypi.simple.v1+json"}, body.encode()
+        yank = ' data-yanked=""'
         links = "".join(
-            f'<a href="../../files/{n}#sha256={sha256(n.encode())}">{n}</a><br/>' for n in names
+            f'<a href="../../files/{n}#sha256={sha256(n.encode())}"'
+            f"{yank if n in self.yanked else ''}>{n}</a><br/>"
+            for n in names
         )
         return 200, {"Content-Type": "text/html"}, f"<html><body>{links}</body></html>".encode()
 

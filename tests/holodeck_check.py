@@ -38,27 +38,46 @@ FIELDS = (
 )
 
 
-def tool_view(tool: Any) -> dict[str, Any]:
+# MCPTool's per-tool settings, shown with `--settings` (as resolved: defaults included)
+SETTINGS = (
+    "defer_loading",
+    "load_tools",
+    "load_prompts",
+    "request_timeout",
+    "is_retrieval",
+    "timeout",
+    "sse_read_timeout",
+    "terminate_on_close",
+    "encoding",
+    "env_file",
+    "config",
+)
+
+
+def tool_view(tool: Any, fields: tuple[str, ...] = FIELDS) -> dict[str, Any]:
     """The fields a config writer controls, as HoloDeck resolved them (enums as values)."""
     data = tool.model_dump(mode="json", exclude_none=True)
-    return {key: data[key] for key in FIELDS if key in data}
+    return {key: data[key] for key in fields if key in data}
 
 
-def load(path: str) -> dict[str, Any]:
+def load(path: str, fields: tuple[str, ...] = FIELDS) -> dict[str, Any]:
     from holodeck.config.loader import load_agent_with_config
 
     try:
         agent, _config, _loader = load_agent_with_config(path)
     except Exception as exc:  # noqa: BLE001 - report every failure as data
         return {"path": path, "ok": False, "error": f"{type(exc).__name__}: {exc}"}
-    return {"path": path, "ok": True, "tools": [tool_view(t) for t in agent.tools or []]}
+    return {"path": path, "ok": True, "tools": [tool_view(t, fields) for t in agent.tools or []]}
 
 
 def main(argv: list[str]) -> int:
     import logging
 
     logging.disable(logging.CRITICAL)  # HoloDeck logs to stdout/stderr; keep stdout JSON
-    report = {"holodeck": version("holodeck-ai"), "agents": [load(p) for p in argv]}
+    fields = FIELDS
+    if argv[:1] == ["--settings"]:
+        argv, fields = argv[1:], (*FIELDS, *SETTINGS)
+    report = {"holodeck": version("holodeck-ai"), "agents": [load(p, fields) for p in argv]}
     print(json.dumps(report, indent=2))
     return 0
 

@@ -175,7 +175,12 @@ def test_add_writes_args_env_variables_and_choices(root: Path, stub: RegistryStu
     assert launch["alias"] == "db"
     assert launch["launch"]["env"] == {"DATABASE_URL": "${DATABASE_URL}", "LOG_LEVEL": "debug"}
     assert launch["launch"]["args"][-2:] == ["--read-only", "a b"]
-    assert result.err_lines[1:] == ["Added db 3.1.0"]  # declared keys: no warning
+    assert result.err_lines[1:] == [  # declared keys: no warning
+        "Added db 3.1.0",
+        "db needs DATABASE_URL, not set in this environment: export it where the clients run",
+        'Next: say where it goes with a [[targets]] entry in mcp.toml (kind = "claude-code", '
+        '"cursor", "vscode", "holodeck-agent", ...), then run `mcpsync sync`.',
+    ]
     assert cli(stub, root, "lock", "--check").code == 0
 
 
@@ -251,6 +256,7 @@ def test_add_warns_when_a_target_cannot_write_the_server(
         "`mcpsync sync` will stop at it",
         "  hint: set `package` in mcp.toml to npm, pypi, oci or remote if the server offers "
         "one, or leave it out of this target with `servers = [...]`",
+        "Next: settle the warning above for each such target, then run `mcpsync sync`.",
     ]
     as_json = cli(stub, root, "add", BUNDLE, "--json").json()
     assert as_json["warnings"] == [
@@ -283,4 +289,87 @@ def test_add_warns_for_each_client_that_cannot_and_not_for_others(
 def test_add_without_targets_says_nothing_about_them(tmp_path: Path, stub: RegistryStub) -> None:
     root = write_project(tmp_path / "n", "[servers]\n")
     result = cli(stub, root, "add", BUNDLE)
-    assert result.code == 0 and result.err_lines[1:] == ["Added bundle 1.0.0"], str(result)
+    assert result.code == 0, str(result)
+    assert result.err_lines[1:] == [  # no target warning; the next step is to declare one
+        "Added bundle 1.0.0",
+        'Next: say where it goes with a [[targets]] entry in mcp.toml (kind = "claude-code", '
+        '"cursor", "vscode", "holodeck-agent", ...), then run `mcpsync sync`.',
+    ]
+
+
+def test_add_lists_the_variables_to_export_and_the_next_step(
+    tmp_path: Path, stub: RegistryStub
+) -> None:
+    """Names only; a variable that is set is not listed; targets that take it are counted."""
+    toml = '[servers]\n\n[[targets]]\nkind = "claude-code"\n\n[[targets]]\nkind = "cursor"\n'
+    root = write_project(tmp_path / "v", toml)
+    result = run_cli("--registry", stub.url, "-C", root, "add", POSTGRES, env={})
+    assert result.err_lines[1:] == [
+        "Added postgres 3.1.0",
+        "postgres needs DATABASE_URL, not set in this environment: export it where the clients run",
+        "Next: run `mcpsync sync` to write it into the 2 targets that take it.",
+    ]
+    with (root / "mcp.toml").open("a") as manifest:
+        manifest.write('\n[[targets]]\nkind = "zed"\nexclude = ["postgres"]\n')
+    again = run_cli(
+        "--registry", stub.url, "-C", root, "add", WEATHER, "--as", "weather",
+        env={"DATABASE_URL": "postgres://x"},
+    )  # fmt: skip
+    assert again.code == 0, str(again)
+    assert again.err_lines[-1] == (
+        "Next: run `mcpsync sync` to write it into the 3 targets that take it."
+    )
+    assert "needs" not in again.err  # weather needs nothing
+    assert "postgres://x" not in again.err
+
+
+# --- literal secrets: refused by add, as import would never write them ------------------------
+
+GHP = "ghp_" + "A1b2C3d4" * 4
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "hint"),
+    [
+        (
+            ["--var", f"Authorization=Bearer {GHP}"],
+            "error: --var Authorization: looks like a literal secret",
+            "pass a reference instead (--var 'Authorization=Bearer ${SEARCH_AUTHORIZATION}') "
+            "and export SEARCH_AUTHORIZATION",
+        ),
+        (
+            ["--header", f"X-Api-Key={GHP}"],
+            "error: --header X-Api-Key: looks like a literal secret",
+            "pass a reference instead (--header 'X-Api-Key=${SEARCH_X_API_KEY}') "
+            "and export SEARCH_X_API_KEY",
+        ),
+        (
+            ["--env", "API_TOKEN=abc123", "--arg", "--key", "--arg", "sk-abc"],
+            "error: --env API_TOKEN, --arg #2: looks like a literal secret",
+            "pass a reference instead (--env 'API_TOKEN=${API_TOKEN}' --arg '${SEARCH_KEY}') "
+            "and export API_TOKEN, SEARCH_KEY",
+        ),
+    ],
+    ids=["var-bearer", "header", "env-and-arg"],
+)
+def test_add_refuses_a_literal_secret_and_names_the_reference(
+    root: Path, stub: RegistryStub, args: list[str], error: str, hint: str
+) -> None:
+    toml, lock = root / "mcp.toml", root / "mcp.lock"
+    before = (toml.read_bytes(), lock.read_bytes(), age(toml), age(lock))
+    result = cli(stub, root, "add", "com.example/search", "--as", "search", *args)
+    assert_clean_failure(result, 2, error)
+    assert result.err_lines[0] == (
+        f"{error}, which would be written into mcp.toml and mcp.lock (both committed). "
+        "Nothing was written."
+    )
+    assert result.err_lines[1] == f"  hint: {hint}"
+    assert GHP not in result.err and "abc123" not in result.err  # names only, never values
+    assert (toml.read_bytes(), lock.read_bytes(), age(toml), age(lock)) == before
+    assert stub.requests == []  # refused before the registry is asked
+
+
+def test_add_header_writes_a_reference(root: Path, stub: RegistryStub) -> None:
+    result = cli(stub, root, "add", "com.example/search", "--header", "X-Trace=${TRACE_ID}")
+    assert result.code == 0, str(result)
+    assert 'headers = { X-Trace = "${TRACE_ID}" }' in (root / "mcp.toml").read_text()

@@ -191,15 +191,26 @@ def test_unreachable_store_is_exit_3_with_the_opt_out_hint_and_opt_out_works(
     assert lock(registry, store, root).code == 0
     before = lock_bytes(root)
     store.stop()
+    # a new version whose digest cannot be had: the lock fails, as it cannot pin its bytes
+    registry.add(
+        make_item(
+            "io.github.acme/weather", "1.3.0", packages=[npm_package("@acme/weather", "1.3.0")]
+        )
+    )
     (root / "mcp.toml").write_text(TOML.replace('weather"\n', 'weather"\nversion = "^1"\n'))
     result = lock(registry, store, root, "--upgrade")
     assert_clean_failure(result, 3, "could not be reached", "attempts")
     assert "--no-artifacts" in result.err_lines[1]
+    assert "`artifacts = false` in [servers.weather]" in result.err_lines[1]
     assert lock_bytes(root) == before
     skipped = lock(registry, store, root, "--upgrade", "--no-artifacts")
     assert skipped.code == 0, skipped
-    assert "[server.artifact]" not in lock_bytes(root).decode()
-    assert f'{store.host}/acme/postgres-mcp:3.1.0"]' in lock_bytes(root).decode()
+    # the versions that did not change keep their records; the new one says why it has none
+    assert server(root, "weather")["version"] == "1.3.0"
+    assert "artifact" not in server(root, "weather")
+    assert server(root, "weather")["no-artifact"] == "artifacts-off"
+    assert all("artifact" in server(root, a) for a in ("bundle", "notes", "postgres"))
+    assert f"{store.host}/acme/postgres-mcp:3.1.0@sha256:" in lock_bytes(root).decode()
 
 
 def test_manifest_setting_opts_out_and_file_registries_default_off(
@@ -227,7 +238,7 @@ def test_backfill_adds_records_to_an_old_lock_without_moving_pins(
     assert result.code == 0, result
     assert server(root, "weather")["version"] == "1.2.0"
     assert server(root, "weather")["artifact"]["digest"] == NPM_SRI
-    assert "Changed weather 1.2.0 (artifact digests)" in result.err_lines
+    assert "Changed weather 1.2.0 (artifact digests recorded)" in result.err_lines
 
 
 def test_mcpb_bundle_that_does_not_match_is_refused(tmp_path: Path, store: ArtifactStub) -> None:
@@ -386,11 +397,16 @@ def test_a_malformed_artifact_table_is_named(tmp_path: Path) -> None:
         lockfile.loads(text, tmp_path / "mcp.lock")
 
 
-def test_lock_check_is_stale_exactly_while_lock_would_add_digests(
+def test_lock_check_is_stale_while_an_older_lock_says_nothing_of_its_digests(
     tmp_path: Path, registry: RegistryStub, store: ArtifactStub
 ) -> None:
+    import re
+
     root = write_project(tmp_path / "p", TOML)
     assert lock(registry, store, root, "--no-artifacts").code == 0
+    # what an mcpsync before `no-artifact` wrote: no record, and no word on why
+    older = re.sub(r"^no-artifact = .*\n", "", lock_bytes(root).decode(), flags=re.M)
+    (root / "mcp.lock").write_text(older)
     stale = lock(registry, store, root, "--check")
     assert stale.code == 1, stale
     assert "  - server 'weather': no artifact digest recorded" in stale.err_lines

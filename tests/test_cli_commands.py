@@ -121,7 +121,12 @@ def test_add_keeps_comments_and_layout(team: Path, stub: RegistryStub) -> None:
         '\n[servers.search]\nname = "com.example/search"\nversion = "^2"\n'
         "\n# Where the servers go.",
     )
-    assert result.err_lines[1:] == ["Added search 2.0.0"]
+    assert result.err_lines[1:] == [
+        "Added search 2.0.0",
+        "search needs TOKEN, not set in this environment: export it where the clients run",
+        "Next: no [[targets]] entry takes search (see their `servers` and `exclude`); add it "
+        "to one, then run `mcpsync sync`.",
+    ]
     assert pins(team) == {"notes": "1.0.0", "search": "2.0.0", "weather": "1.10.1"}
     assert stub.requests == ["/v0.1/servers/com.example%2Fsearch/versions"]  # only the new one
 
@@ -161,7 +166,10 @@ def test_add_existing_alias_updates_the_constraint_in_place(team: Path, stub: Re
         'version = "^1.2"    # stay on 1.x', 'version = "~1.2"    # stay on 1.x'
     )
     assert pins(team)["weather"] == "1.2.0"
-    assert result.err_lines[1:] == ["Updated weather 1.10.1 -> 1.2.0"]
+    assert result.err_lines[1:] == [
+        "Downgraded weather 1.10.1 -> 1.2.0",
+        "Next: run `mcpsync sync` to write it into the 1 target that takes it.",
+    ]
 
 
 def test_add_keeps_crlf_line_endings(tmp_path: Path, stub: RegistryStub) -> None:
@@ -379,30 +387,35 @@ def test_list_without_lock(tmp_path: Path) -> None:
 
 def test_outdated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fast_retries(monkeypatch)
-    a, b = "io.github.t/alpha", "io.github.t/beta"
-    with RegistryStub([*npm_server(a, ["1.0.0"]), *npm_server(b, ["2.0.0"])]) as stub:
+    a, b, c = "io.github.t/alpha", "io.github.t/beta", "io.github.t/gamma"
+    start = [*npm_server(a, ["1.0.0"]), *npm_server(b, ["2.0.0"]), *npm_server(c, ["1.0.0"])]
+    with RegistryStub(start) as stub:
         root = write_project(
             tmp_path,
-            f'[servers.a]\nname = "{a}"\nversion = "^1"\n\n[servers.b]\nname = "{b}"\n',
+            f'[servers.a]\nname = "{a}"\nversion = "^1"\n\n[servers.b]\nname = "{b}"\n\n'
+            f'[servers.c]\nname = "{c}"\nversion = "^1"\n',
         )
         assert cli(stub, root, "lock").code == 0
         fresh = cli(stub, root, "outdated")
         assert (fresh.code, fresh.out) == (0, "Every pin is the newest version.\n")
         stub.add(*npm_server(a, ["1.1.0", "2.0.0", "3.0.0-rc.1"], day=10))
         stub.add(*npm_server(b, ["2.0.1"], day=10))
+        stub.add(*npm_server(c, ["2.0.0"], day=10))
         result = cli(stub, root, "outdated")
         assert result.code == 0, str(result)
-        assert result.out.splitlines() == [
+        assert result.out.splitlines() == [  # issue 15: never "newest: -" nor "allowed: -"
             "a  1.0.0  allowed: 1.1.0  newest: 2.0.0",
-            "b  2.0.0  allowed: 2.0.1  newest: -",
+            "b  2.0.0  allowed: 2.0.1 (the newest)",
+            "c  1.0.0  newest: 2.0.0 (not allowed by '^1' in mcp.toml)",
         ]
         assert cli(stub, root, "outdated", "--json").json() == {
             "servers": [
                 {"alias": "a", "name": a, "pinned": "1.0.0", "allowed": "1.1.0", "newest": "2.0.0"},
                 {"alias": "b", "name": b, "pinned": "2.0.0", "allowed": "2.0.1", "newest": None},
+                {"alias": "c", "name": c, "pinned": "1.0.0", "allowed": None, "newest": "2.0.0"},
             ]
         }
-        assert pins(root) == {"a": "1.0.0", "b": "2.0.0"}  # outdated changes nothing
+        assert pins(root) == {"a": "1.0.0", "b": "2.0.0", "c": "1.0.0"}  # outdated changes nothing
         stub.faults.fail_first = ALWAYS
         failed = run_cli("--registry", stub.url, "--timeout", "0.3", "-C", root, "outdated")
         assert failed.code == 3 and "Traceback" not in failed.err
@@ -571,3 +584,21 @@ def test_exceptions_map_to_exit_codes(
     result = run_cli("boom")
     assert result.code == code, str(result)
     assert needle in result.err and "Traceback" not in result.err
+
+
+def test_init_in_a_subdirectory_of_a_project_warns_and_points_to_it(tmp_path: Path) -> None:
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    assert run_cli("init", cwd=alone).err == ""  # no project above: nothing to say
+    tmp_path = tmp_path / "team"
+    sub = tmp_path / "agents" / "research"
+    sub.mkdir(parents=True)
+    (tmp_path / "mcp.toml").write_text("# the team's\n")
+    result = run_cli("init", cwd=sub)
+    assert result.code == 0, str(result)
+    assert (sub / "mcp.toml").read_text() == INIT_TEMPLATE
+    assert result.err == (
+        f"warning: {tmp_path}/mcp.toml already declares a project above this one; commands "
+        f"run in {sub} now use the new file. To add servers to that project instead, delete "
+        f"{sub}/mcp.toml and run `mcpsync -C {tmp_path} add NAME`\n"
+    )

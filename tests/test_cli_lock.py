@@ -4,6 +4,7 @@ the no-op lock that asks nothing; and `lock --check`, which never needs the regi
 
 from __future__ import annotations
 
+import re
 import socket
 import time
 from collections.abc import Iterator
@@ -208,6 +209,48 @@ def test_one_unknown_server_among_several_writes_nothing(stub: RegistryStub, pro
     assert not (project / "mcp.lock").exists()
 
 
+def test_summary_counts_resolved_apart_from_kept_and_custom(
+    stub: RegistryStub, project: Path
+) -> None:
+    # issue 15: "Resolved 3 servers" counted pins merely kept
+    assert lock(stub.url, project).err_lines[0].startswith("Resolved 3 servers in ")
+    servers = {
+        **SERVERS,
+        "d": {"name": B, "version": "0.9.0"},
+        "local": {"command": "node", "args": ["server.js"]},
+    }
+    (project / "mcp.toml").write_text(registry_toml(servers))
+    result = lock(stub.url, project)
+    assert result.code == 0, str(result)
+    assert result.err_lines[0].startswith("Resolved 1 server, kept 3 pins, 1 custom in ")
+    assert result.err_lines[1:] == ["Added d 0.9.0", "Added local"]
+    upgraded = lock(stub.url, project, "-U")
+    assert upgraded.err_lines[0].startswith("Resolved 4 servers, 1 custom in ")
+
+
+def test_a_registry_that_never_answers_is_named_after_2s_and_fails_within_3_timeouts(
+    stub: RegistryStub, project: Path
+) -> None:
+    """Issue 15: a registry that accepts connections and never answers gave 27.7 s of silence
+    (5 attempts of 5 s, and the backoff). Real backoff here, as a user gets it."""
+    stub.faults.hang_first = ALWAYS
+    started = time.monotonic()
+    result = lock(stub.url, project, timeout="1.5")
+    elapsed = time.monotonic() - started
+    assert result.code == 3, str(result)
+    host = stub.url.removeprefix("http://")
+    waited = re.fullmatch(
+        rf"Waiting for {re.escape(host)} to answer \((\d+) s so far; giving up within 4\.5 s, "
+        r"see --timeout\)",
+        result.err_lines[0],
+    )
+    assert waited and int(waited.group(1)) in (2, 3), result.err_lines[0]
+    assert result.err_lines[1].startswith(f"error: Registry {stub.url} did not answer within 1.5 s")
+    assert result.err_lines[1].endswith(", 2 attempts)")
+    assert len(result.err_lines) == 3 and result.err_lines[2].startswith("  hint: ")
+    assert 3.0 <= elapsed < 4.5 + 0.5  # 2 attempts and a backoff; never more than 3 timeouts
+
+
 # --- the no-op lock --------------------------------------------------------------------------
 
 
@@ -218,8 +261,9 @@ def test_noop_lock_makes_no_request(stub: RegistryStub, project: Path) -> None:
     result = lock(stub.url, project)
     assert result.code == 0, str(result)
     assert stub.request_count == 0
-    assert result.err_lines == [result.err_lines[0]]  # "Resolved 3 servers in …ms", no changes
-    assert result.err_lines[0].startswith("Resolved 3 servers in ")
+    assert result.err_lines == [result.err_lines[0]]  # the summary line, no changes
+    # every pin kept, none resolved: the count says so (issue 15: it said "Resolved 3 servers")
+    assert result.err_lines[0].startswith("Resolved 0 servers, kept 3 pins in ")
     assert (project / "mcp.lock").read_bytes() == before
     assert (project / "mcp.lock").stat().st_mtime_ns == mtime
 

@@ -75,7 +75,10 @@ def test_outdated_exit_code_only_for_versions_the_constraint_allows(tmp_path: Pa
         assert outdated("--exit-code").code == 0
         stub.add(*npm_server(TOOL, ["2.0.0"], day=10))  # newer, but not allowed by ^1
         newest = outdated("--exit-code")
-        assert (newest.code, newest.out) == (0, "t  1.0.0  allowed: -  newest: 2.0.0\n")
+        assert (newest.code, newest.out) == (
+            0,
+            "t  1.0.0  newest: 2.0.0 (not allowed by '^1' in mcp.toml)\n",
+        )
         stub.add(*npm_server(TOOL, ["1.1.0"], day=20))  # allowed: `lock -U` would take it
         allowed = outdated("--exit-code")
         assert (allowed.code, allowed.out) == (1, "t  1.0.0  allowed: 1.1.0  newest: 2.0.0\n")

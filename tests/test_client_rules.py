@@ -279,7 +279,12 @@ def test_a_secret_written_as_a_value_in_mcp_toml_is_refused(project: Project) ->
 def test_missing_env_is_listed_for_clients_without_reference_syntax(project: Project) -> None:
     project.manifest(FIVE, *every_kind())
     project.lock()
-    result = project.sync("--json")
+    text = project.sync().text  # said once, when the files are written
+    assert (
+        "claude_desktop_config.json: Claude Desktop has no reference syntax and does not "
+        "read your shell's environment, so NOTES_TOKEN, PGHOST" in text
+    )
+    result = project.sync("--json")  # nothing to write: --json still lists them
     assert result.code == 0, result.text
     report = result.json()
     rows = {row["target"].split(" ")[0]: row["missing_env"] for row in report["files"]}
@@ -295,8 +300,6 @@ def test_missing_env_is_listed_for_clients_without_reference_syntax(project: Pro
         "zed": expected,
     }
     assert report["missing_env"] == expected
-    text = project.sync().text
-    assert "claude_desktop_config.json: export NOTES_TOKEN, PGHOST" in text
 
 
 def test_claude_desktop_keeps_values_the_user_filled_in(project: Project) -> None:
@@ -588,3 +591,60 @@ def test_codex_keeps_an_env_value_the_user_filled_in(project: Project) -> None:
     assert result.code == 0
     assert result.json()["missing_env"] == ["PGPASSWORD"]
     assert snapshot([path]) == before
+
+
+def test_codex_hint_for_a_header_it_cannot_express_keeps_the_prefix(project: Project) -> None:
+    wiki = """
+        [servers.wiki]
+        url = "https://wiki.example/mcp"
+        headers = { Authorization = "Basic ${WIKI_CREDENTIALS}" }
+        """
+    project.write_manifest([wiki], tail=target("codex"))
+    project.lock()
+    result = project.sync()
+    assert result.code == 2, result.text
+    assert result.err.splitlines()[-1] == (
+        '  hint: set the header in mcp.toml to "${WIKI_AUTHORIZATION}" and export '
+        "WIKI_AUTHORIZATION with the whole value, prefix included "
+        "(WIKI_AUTHORIZATION='Basic …'), or leave the server out of this target with "
+        "`exclude = [...]`"
+    )
+
+
+def test_variables_a_client_cannot_reference_are_told_once_in_its_own_terms(
+    project: Project,
+) -> None:
+    project.manifest(["weather"], target("claude-desktop", path=DESKTOP), target("codex"))
+    project.lock()
+    first = project.sync()
+    assert first.code == 0, first.text
+    desktop = project.path(DESKTOP)
+    assert f"{desktop}: export" not in first.err  # a GUI app never sees an export
+    assert (
+        f"{desktop}: Claude Desktop has no reference syntax and does not read your shell's "
+        'environment, so WEATHER_API_KEY is left out: type the value into the entry\'s "env" '
+        "there (later syncs keep it), then restart Claude Desktop"
+    ) in first.err.splitlines()
+    codex = project.path(".codex/config.toml")
+    assert (
+        f"{codex}: export WEATHER_API_KEY where the client runs (it passes them on by name)"
+    ) in first.err.splitlines()
+    again = project.sync()  # nothing written: nothing repeated
+    assert "WEATHER_API_KEY" not in again.err, again.err
+
+
+def test_sync_lists_the_variables_still_to_export_names_only(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("PGHOST", "PGPASSWORD", "TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PGHOST", "db.internal")
+    project.manifest(["postgres", "search", "files"], target("claude-code"))
+    project.lock()
+    result = project.sync()
+    assert result.code == 0, result.text
+    assert result.err.splitlines()[-1] == (
+        "Not set in this environment: PGPASSWORD, TOKEN (export them where the clients run)"
+    )
+    assert "db.internal" not in result.text and "PGHOST" not in result.err
+    assert "Not set" not in project.sync().err  # a sync that writes nothing repeats nothing

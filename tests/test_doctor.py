@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import run_cli, write_project
-from registry_stub import RegistryStub, sample_items
+from registry_stub import RegistryStub, make_item, npm_package, sample_items
 
 SECRET = "pg-secret-value-9b1e"
 
@@ -166,6 +166,34 @@ def test_doctor_on_a_tampered_lock_runs_nothing_from_it(locked: Path, tmp_path: 
         }
     ]
     assert not ran.exists()
+
+
+def test_doctor_lists_unset_optional_variables_without_failing(tmp_path: Path) -> None:
+    """An optional secret (the registry does not require it) is listed, not a problem."""
+    memo = npm_package(
+        "@acme/memo-mcp",
+        "2.0.0",
+        environmentVariables=[
+            {"name": "MEMO_KEY", "isRequired": True, "isSecret": True},
+            {"name": "MEMO_DEBUG_TOKEN", "isSecret": True},
+        ],
+    )
+    item = make_item("io.github.acme/memo", "2.0.0", is_latest=True, packages=[memo])
+    with RegistryStub([item]) as stub:
+        project = write_project(
+            tmp_path / "p",
+            f'[registry]\nurl = "{stub.url}"\n\n[servers.memo]\nname = "io.github.acme/memo"\n',
+        )
+        assert run_cli("lock", cwd=project).code == 0
+    result = run_cli("doctor", cwd=project, env=_env(tmp_path, MEMO_KEY="k"))
+    assert result.code == 0, result
+    row = "ok   env      memo      set: MEMO_KEY; optional, not set: MEMO_DEBUG_TOKEN"
+    assert row in result.out
+    result = run_cli("doctor", cwd=project, env=_env(tmp_path))
+    assert result.code == 1, result
+    assert "BAD  env      memo      not set: MEMO_KEY; optional, not set: MEMO_DEBUG_TOKEN" in (
+        result.out
+    )
 
 
 def test_a_version_wrapper_that_leaves_a_child_neither_stalls_doctor_nor_survives(

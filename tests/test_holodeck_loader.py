@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sync_helpers import SERVERS, Project, make_project
+from sync_helpers import AGENT_TARGET, SERVERS, Project, make_project
 
 HOLODECK_PYTHON = os.environ.get("MCPSYNC_HOLODECK_PYTHON")
 CHECK = Path(__file__).with_name("holodeck_check.py")
@@ -74,10 +74,14 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
     return make_project(tmp_path, monkeypatch)
 
 
-def holodeck_load(project: Project, *agents: str, env: dict[str, str] | None = None) -> Any:
+def holodeck_load(
+    project: Project, *agents: str, env: dict[str, str] | None = None, settings: bool = False
+) -> Any:
+    """`settings`: show each tool's per-tool settings too (request_timeout, ...)."""
     assert HOLODECK_PYTHON
+    flags = ["--settings"] if settings else []
     proc = subprocess.run(
-        [HOLODECK_PYTHON, str(CHECK), *(str(project.path(a)) for a in agents)],
+        [HOLODECK_PYTHON, str(CHECK), *flags, *(str(project.path(a)) for a in agents)],
         cwd=project.root,
         env={"PATH": os.environ.get("PATH", ""), "HOME": str(project.home), **ENV, **(env or {})},
         capture_output=True,
@@ -307,3 +311,151 @@ def test_reference_in_a_registry_description_does_not_break_loads(project: Proje
     agent = holodeck_load(project, "agents/a/agent.yaml")["agents/a/agent.yaml"]
     assert agent["ok"], agent.get("error")
     assert agent["tools"][0]["description"] == "Set $ {ODD_API_KEY} before use"
+
+
+# --- per-tool settings: declared in mcp.toml, written by sync, kept from the files ------------
+
+AGENT = "name: a\nmodel: {provider: openai, name: gpt-4o}\ninstructions: {inline: Hi.}\n"
+DEFAULTS = {
+    "defer_loading": True,
+    "load_tools": True,
+    "load_prompts": True,
+    "request_timeout": 60,
+    "is_retrieval": False,
+}
+
+
+def settings_of(project: Project, agent: str) -> dict[str, dict[str, Any]]:
+    loaded = holodeck_load(project, agent, settings=True)[agent]
+    assert loaded["ok"], loaded
+    names = ("name", *DEFAULTS, "timeout", "config")
+    return {t["name"]: {k: t[k] for k in names if k in t and k != "name"} for t in loaded["tools"]}
+
+
+def test_holodeck_tool_settings_from_mcp_toml_reach_holodeck(project: Project) -> None:
+    project.write("agents/a/agent.yaml", AGENT)
+    project.manifest(
+        SERVERS["files"],
+        SERVERS["notes"] + "holodeck = { request_timeout = 120, defer_loading = false }\n",
+        """
+        [[targets]]
+        kind = "holodeck-agent"
+        path = "agents/*/agent.yaml"
+        holodeck = { load_prompts = false, request_timeout = 30 }
+        """,
+    )
+    project.lock()
+    assert project.sync().code == 0
+    assert settings_of(project, "agents/a/agent.yaml") == {
+        "files": {**DEFAULTS, "load_prompts": False, "request_timeout": 30},  # the target's
+        "notes": {
+            **DEFAULTS,
+            "load_prompts": False,
+            "request_timeout": 120,
+            "defer_loading": False,
+        },
+    }
+    assert project.sync("--check").code == 0
+    assert project.run("lock", "--check").code == 0  # settings are not lock inputs
+
+
+def test_a_setting_typed_into_agent_yaml_is_kept_by_sync_and_adopt(project: Project) -> None:
+    path = project.write(
+        "agents/a/agent.yaml",
+        AGENT + "tools:\n  - name: files\n    description: mine\n    type: mcp\n"
+        "    command: npx\n    args: [-y, my-files@0.1]\n    is_retrieval: true\n"
+        "    request_timeout: 300\n",
+    )
+    project.manifest(SERVERS["files"], AGENT_TARGET)
+    project.lock()
+    assert project.sync().code == 2  # a hand-written tool: refused without --adopt
+    adopted = project.sync("--adopt")
+    assert adopted.code == 0, adopted.text
+    want = {**DEFAULTS, "is_retrieval": True, "request_timeout": 300}
+    assert settings_of(project, "agents/a/agent.yaml") == {"files": want}  # not reverted
+    path.write_text(path.read_text().replace("request_timeout: 300", "request_timeout: 90"))
+    assert project.sync().code == 0
+    assert settings_of(project, "agents/a/agent.yaml")["files"]["request_timeout"] == 90
+    # a setting mcp.toml declares wins over the file's
+    project.manifest(SERVERS["files"] + "holodeck = { request_timeout = 45 }\n", AGENT_TARGET)
+    assert project.sync().code == 0
+    assert settings_of(project, "agents/a/agent.yaml")["files"]["request_timeout"] == 45
+
+
+def test_import_carries_holodeck_tool_settings_into_mcp_toml(project: Project) -> None:
+    project.write(
+        "agents/a/agent.yaml",
+        AGENT + "tools:\n  - name: notes\n    description: Team notes\n    type: mcp\n"
+        "    command: uvx\n    args: [acme-notes-mcp==1.4.2]\n    request_timeout: 300\n"
+        "    defer_loading: false\n",
+    )
+    project.manifest()
+    result = project.run("import", "agents/a/agent.yaml")
+    assert result.code == 0, result.text
+    assert (
+        "holodeck = { defer_loading = false, request_timeout = 300 }"
+        in project.read("mcp.toml").decode()
+    )
+    assert "not carried over" not in result.text
+    project.lock()
+    assert project.sync().code == 0
+    assert settings_of(project, "agents/a/agent.yaml")["notes"] == {
+        **DEFAULTS,
+        "request_timeout": 300,
+        "defer_loading": False,
+    }
+
+
+@pytest.mark.parametrize(
+    ("snippet", "needle"),
+    [
+        (
+            "holodeck = { request_timout = 5 }",
+            "mcp.toml: server 'notes': `holodeck` key 'request_timout' is not a HoloDeck tool "
+            "setting\n  hint: did you mean: request_timeout? HoloDeck's MCP tools take: config,",
+        ),
+        ("holodeck = { request_timeout = 0 }", "must be a positive whole number of seconds"),
+        ("holodeck = { defer_loading = 1 }", "'defer_loading' must be true or false, got 1"),
+    ],
+)
+def test_holodeck_settings_are_checked_against_the_keys_holodeck_knows(
+    project: Project, snippet: str, needle: str
+) -> None:
+    project.manifest(SERVERS["notes"] + snippet + "\n", AGENT_TARGET)
+    result = project.run("lock")
+    assert result.code == 2 and needle in result.err, result.text
+    assert "Traceback" not in result.err
+
+
+def test_holodeck_settings_on_a_client_target_are_refused(project: Project) -> None:
+    project.manifest(
+        SERVERS["notes"], '[[targets]]\nkind = "cursor"\nholodeck = { load_tools = false }\n'
+    )
+    result = project.run("lock")
+    assert result.code == 2
+    assert "`holodeck` settings apply to HoloDeck targets only, not cursor" in result.err
+
+
+def test_holodeck_global_tool_settings_reach_every_agent(project: Project) -> None:
+    project.write("agents/a/agent.yaml", AGENT)
+    project.manifest(
+        SERVERS["files"],
+        SERVERS["notes"],
+        """
+        [[targets]]
+        kind = "holodeck-agent"
+        path = "agents/*/agent.yaml"
+        servers = ["files"]
+
+        [[targets]]
+        kind = "holodeck-global"
+        servers = ["notes"]
+        holodeck = { request_timeout = 15, config = { mode = "fast" } }
+        """,
+    )
+    project.lock()
+    assert project.sync().code == 0, project.sync().text
+    assert settings_of(project, "agents/a/agent.yaml") == {
+        "files": DEFAULTS,
+        "notes": {**DEFAULTS, "request_timeout": 15, "config": {"mode": "fast"}},
+    }

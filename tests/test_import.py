@@ -512,3 +512,22 @@ def test_an_existing_target_subset_missing_imported_servers_is_warned(project: P
     ]
     again = project.run("import", ".mcp.json", "--json")
     assert again.json()["written"] is False
+
+
+def test_an_existing_target_with_exclude_is_reused_and_warned(project: Project) -> None:
+    """`exclude` says which servers a target takes: the target still writes the same file,
+    so import reuses it, and warns that sync would remove an imported server it excludes."""
+    project.write(
+        "mcp.toml",
+        '[registry]\nurl = "file:registry"\n\n[servers.notes]\ncommand = "uvx"\nargs = ["n==1"]\n\n'
+        '[[targets]]\nkind = "claude-code"\nexclude = ["notes"]\n',
+    )
+    project.write(".mcp.json", '{"mcpServers": {"notes": {"command": "uvx", "args": ["n==1"]}}}')
+    result = project.run("import", ".mcp.json", "--no-match", "--json")
+    assert result.code == 0, result.text
+    data = result.json()
+    assert data["targets"] == []  # not a second claude-code target
+    assert data["warnings"] == [
+        ".mcp.json: its [[targets]] entry in mcp.toml excludes notes, so `sync` would remove "
+        "them from the file; take them out of `exclude`"
+    ]

@@ -178,4 +178,5 @@ tools:
         "io.github.a/f",
         "Files",
     )
-    assert files.notes == ["not carried over: request_timeout"]
+    assert files.notes == []  # HoloDeck's per-tool settings are carried over
+    assert files.holodeck == {"request_timeout": 30}

@@ -686,3 +686,21 @@ def test_probe_verify_and_export_refuse_a_hand_edited_lock(locked: Locked) -> No
     assert not marker.exists()
     assert not (locked.root / "out.json").exists()
     assert lock_bytes(locked.root) == before
+
+
+def test_list_warns_about_a_tampered_lock_and_says_what_to_run(locked: Locked) -> None:
+    assert locked.run("list").err == ""
+    locked.edit_lock('command = "npx"', 'command = "bash"')
+    listed = locked.run("list")
+    assert listed.code == 0, str(listed)  # it reports; lock --check and sync refuse
+    assert "weather" in listed.out and "bash" in listed.out
+    assert listed.err_lines == [
+        "warning: mcp.lock: server 'weather' field launch.command is \"bash\", but its recorded "
+        'inputs render "npx"; mcp.lock was edited by hand',
+        "warning: listed as the file says, not as its records render; "
+        "run `mcpsync lock` to regenerate it (pins are kept)",
+    ]
+    as_json = locked.run("list", "--json").json()
+    assert as_json["tampered"] == [
+        'server \'weather\' field launch.command is "bash", but its recorded inputs render "npx"'
+    ]

@@ -165,8 +165,12 @@ def test_an_image_digest_edited_with_artifacts_off_is_locked_without_a_pin(
     assert "artifact" not in postgres  # neither digest could be trusted, none was looked up
     assert postgres["launch"]["args"][-1].endswith("postgres-mcp:3.1.0")  # type: ignore[index]
     assert project.run("lock", "--check", "--no-artifacts").code == 0
-    stale = project.run("lock", "--check")
-    assert "  - server 'postgres': no artifact digest recorded" in stale.err_lines
+    assert postgres["no-artifact"] == "artifacts-off"  # recorded with why: no staleness
+    check = project.run("lock", "--check")
+    assert check.code == 0, str(check)
+    assert check.err_lines == [
+        "note: postgres 1.0.0 has no artifact digest: artifacts were off when it was locked"
+    ]
 
 
 def test_other_artifact_records_are_facts_for_an_online_check(project: Project) -> None:
@@ -183,7 +187,7 @@ def test_other_artifact_records_are_facts_for_an_online_check(project: Project) 
     ), str(verified)
     relock = project.run("lock", "-P", "weather")
     assert relock.code == 0, str(relock)
-    assert relock.err_lines[1:] == ["Changed weather 1.2.0 (artifact digests)"]
+    assert relock.err_lines[1:] == ["Changed weather 1.2.0 (artifact digests changed)"]
     assert lock_bytes(project.root) == project.lock
 
 

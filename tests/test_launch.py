@@ -476,7 +476,9 @@ def test_render(doc: dict[str, Any], options: LaunchOptions, expected: Launch) -
     [
         ("0.0.6", "0.0.7", "pkg@0.0.6"),  # the package's own version wins
         (None, "0.3.0", "pkg@0.3.0"),  # missing: the server's
-        ("latest", "0.3.0", "pkg@0.3.0"),  # `latest` is not a pin: the server's
+        # `latest` is no version, and the server's may not exist in npm (issue 15): it stays
+        # `latest` until lock pins the store's current version (render(package_version=…))
+        ("latest", "0.3.0", "pkg@latest"),
     ],
 )
 def test_package_version_fallback(
@@ -489,6 +491,9 @@ def test_package_version_fallback(
     launch = render(server(package, version=server_version), opts())
     assert launch.args == ("-y", expected)
     assert launch.package_version == expected.split("@")[1]
+    pinned = render(server(package, version=server_version), opts(), package_version="9.9.9")
+    kept = expected if package_version != "latest" else "pkg@9.9.9"  # only `latest` is replaced
+    assert pinned.args == ("-y", kept)
 
 
 @pytest.mark.parametrize(
@@ -915,7 +920,7 @@ UNSAFE_CASES: list[tuple[str, dict[str, Any], LaunchOptions]] = [
     ("version starts with -", _with(npm(), version="-1"), opts()),
     (
         "server version unsafe when package has none",
-        server(npm(version="latest"), version="{{VERSION}}"),
+        server({k: v for k, v in npm().items() if k != "version"}, version="{{VERSION}}"),
         opts(),
     ),
     (
@@ -1284,3 +1289,40 @@ def test_oci_runtime_arguments_that_stay_inside_are_kept() -> None:
     }
     launch = render(server, LaunchOptions(alias="db"))
     assert launch.args == ("run", "-i", "--rm", *runtime, "docker.io/example/db:1.0.0")
+
+
+# ---------------------------------------------------------------------------------------------
+# An Authorization header the registry gives no template for
+
+
+def _auth_remote(**header: Any) -> dict[str, Any]:
+    spec = {"name": "Authorization", "isRequired": True, "isSecret": True, **header}
+    remote = {"type": "streamable-http", "url": "https://mcp.example.com/mcp", "headers": [spec]}
+    return server(remotes=[remote])
+
+
+@pytest.mark.parametrize(
+    ("alias", "header", "expected"),
+    [
+        ("github", {}, "Bearer ${GITHUB_TOKEN}"),  # was ${AUTHORIZATION}, for every server
+        (
+            "monday-com",
+            {"description": "format: 'Bearer your_token'"},
+            "Bearer ${MONDAY_COM_TOKEN}",
+        ),
+        ("jira", {"description": "Basic auth: base64 of user:token"}, "Basic ${JIRA_TOKEN}"),
+        ("x", {"value": "Token {key}"}, "Token ${KEY}"),  # a template is kept as the registry says
+        ("x", {"isSecret": False, "description": "a bot token"}, "Bot ${X_TOKEN}"),
+    ],
+)
+def test_an_authorization_header_without_template_keeps_a_scheme_and_a_server_name(
+    alias: str, header: dict[str, Any], expected: str
+) -> None:
+    launch = render(_auth_remote(**header), LaunchOptions(alias=alias))
+    assert launch.headers == {"Authorization": expected}
+
+
+def test_two_servers_without_templates_do_not_share_a_variable() -> None:
+    one = render(_auth_remote(), LaunchOptions(alias="one"))
+    two = render(_auth_remote(), LaunchOptions(alias="two"))
+    assert (one.secrets, two.secrets) == (("ONE_TOKEN",), ("TWO_TOKEN",))

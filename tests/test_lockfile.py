@@ -86,6 +86,7 @@ ma.json","description":"Test server io.github.example/notes","name":"io.github.e
 ackages":[{"identifier":"notes-mcp","packageArguments":[{"isRequired":true,"name":"--notes-dir",\
 "type":"named","valueHint":"dir"}],"registryType":"pypi","runtimeHint":"uvx","transport":{"type"\
 :"stdio"},"version":"1.0.0"}],"version":"1.0.0"}'
+no-artifact = "artifacts-off"
 
 [server.launch]
 transport = "stdio"
@@ -109,6 +110,7 @@ es","packages":[{"environmentVariables":[{"description":"Connection string","isR
 sSecret":true,"name":"DATABASE_URL"},{"default":"info","description":"Log level","name":"LOG_LEV\
 EL"}],"identifier":"docker.io/example/postgres-mcp:3.1.0","registryType":"oci","transport":{"typ\
 e":"stdio"}}],"version":"3.1.0"}'
+no-artifact = "artifacts-off"
 
 [server.launch]
 transport = "stdio"
@@ -156,6 +158,7 @@ ma.json","description":"Test server io.github.example/weather","name":"io.github
 ","packages":[{"identifier":"@example/weather-mcp","registryType":"npm","transport":{"type":"std\
 io"},"version":"1.10.1"}],"repository":{"source":"github","url":"https://github.com/example/weat\
 her-mcp"},"version":"1.10.1"}'
+no-artifact = "artifacts-off"
 
 [server.launch]
 transport = "stdio"
@@ -262,7 +265,9 @@ def test_second_lock_leaves_bytes_and_mtime(tmp_path: Path) -> None:
     assert lock.read_bytes() == before
     assert lock.stat().st_mtime_ns == mtime
     assert lock.stat().st_ino == inode  # not even replaced by an identical copy
-    assert len(result.err_lines) == 1 and result.err_lines[0].startswith("Resolved 5 servers in ")
+    assert len(result.err_lines) == 1 and result.err_lines[0].startswith(
+        "Resolved 0 servers, kept "
+    )
     assert sorted(p.name for p in root.iterdir()) == ["mcp.lock", "mcp.toml", "registry"]
 
 

@@ -84,7 +84,7 @@ CASES = [
         "constraint-narrowed-past-pin",
         edit("a", version="<1.1"),
         {"a": "1.0.0", "b": "1.1.0"},
-        ["Updated a 1.1.0 -> 1.0.0"],
+        ["Downgraded a 1.1.0 -> 1.0.0"],  # issue 15: was "Updated"
         {A},
     ),
     Case(
@@ -98,7 +98,7 @@ CASES = [
         "constraint-to-exact-older",
         edit("a", version="1.0.0"),
         {"a": "1.0.0", "b": "1.1.0"},
-        ["Updated a 1.1.0 -> 1.0.0"],
+        ["Downgraded a 1.1.0 -> 1.0.0"],  # issue 15: was "Updated"
         {A},
     ),
     Case(
@@ -224,8 +224,8 @@ def test_report_is_json_with_json(tmp_path: Path, stub: RegistryStub) -> None:
         "merge_conflict": False,
         "changes": [{"action": "Updated", "alias": "a", "old": "1.1.0", "new": "1.2.0"}],
         "servers": [
-            {"alias": "a", "name": A, "version": "1.2.0"},
-            {"alias": "b", "name": B, "version": "1.1.0"},
+            {"alias": "a", "name": A, "version": "1.2.0", "no_artifact": "artifacts-off"},
+            {"alias": "b", "name": B, "version": "1.1.0", "no_artifact": "artifacts-off"},
         ],
         "warnings": [],
     }
@@ -253,7 +253,7 @@ def test_prerelease_pin_is_re_resolved_when_prereleases_are_turned_off(
     result = run_cli("--registry", stub.url, "-C", root, "lock")
     assert result.code == 0, str(result)
     assert pins(root) == {"c": "1.0.0"}
-    assert report(result.err) == ["Updated c 2.0.0-rc.1 -> 1.0.0"]
+    assert report(result.err) == ["Downgraded c 2.0.0-rc.1 -> 1.0.0"]
 
 
 def test_prerelease_pin_named_by_the_constraint_is_kept(tmp_path: Path, stub: RegistryStub) -> None:

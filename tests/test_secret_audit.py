@@ -264,3 +264,61 @@ def test_the_audit_catches_a_value_written_to_a_file(audit: Audit) -> None:
     name, value = next(iter(audit.values.items()))
     audit.project.write(".cursor/mcp.json", json.dumps({"mcpServers": {"x": {"env": value}}}))
     assert audit.leaks() == [f"{audit.project.path('.cursor/mcp.json')}: {name}"]
+
+
+# --- a literal secret in mcp.toml: warned about at lock and sync (import's rule) -------------
+
+SK = "sk-" + "q7W9e2R4t6Y8" * 3
+
+
+def test_lock_and_sync_warn_about_literal_secrets_in_mcp_toml(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = new_project(Project, tmp_path, monkeypatch, [])
+    project.write_manifest(
+        [
+            f"""
+            [servers.internal]
+            command = "uvx"
+            args = ["internal-mcp==1.4.2"]
+            env = {{ OPENAI_API_KEY = "{SK}", LOG_LEVEL = "info" }}
+            """,
+            """
+            [servers.wiki]
+            url = "https://wiki.example/mcp"
+            headers = { Authorization = "Bearer abc123def456" }
+            """,
+        ],
+        tail='[[targets]]\nkind = "claude-code"\n',
+    )
+    warnings = [
+        "warning: mcp.toml: server 'internal': `env.OPENAI_API_KEY` looks like a literal secret; "
+        "it is copied into mcp.lock and every synced file",
+        '  hint: write OPENAI_API_KEY = "${OPENAI_API_KEY}" in its `env` and export OPENAI_API_KEY',
+        "warning: mcp.toml: server 'wiki': `headers.Authorization` looks like a literal secret; "
+        "it is copied into mcp.lock and every synced file",
+        '  hint: write Authorization = "Bearer ${WIKI_TOKEN}" in its `headers` and export '
+        "WIKI_TOKEN",
+    ]
+    locked = project.run("lock")
+    assert locked.code == 0, locked.text
+    assert locked.err.splitlines()[-4:] == warnings
+    as_json = project.run("lock", "--json").json()["warnings"]
+    assert [(w["server"], w["kind"], w["key"]) for w in as_json] == [
+        ("internal", "secret", "env.OPENAI_API_KEY"),
+        ("wiki", "secret", "headers.Authorization"),
+    ]
+    synced = project.sync()
+    assert synced.code == 0, synced.text
+    assert synced.err.splitlines()[:4] == warnings
+    assert SK not in locked.text + synced.text  # the warning names, never shows
+    project.write_manifest(  # references: nothing to say
+        [
+            """
+            [servers.internal]
+            command = "uvx"
+            env = { OPENAI_API_KEY = "${OPENAI_API_KEY}", AUTH_ENABLED = "true" }
+            """
+        ]
+    )
+    assert "warning" not in project.run("lock").err

@@ -312,3 +312,202 @@ def test_the_record_round_trips_odd_paths_and_names_as_valid_toml(tmp_path: Path
     hand = text.replace("version = 1\n", "version = 1  # by hand\n")
     (tmp_path / RECORD).write_text(hand, encoding="utf-8")
     assert Record.load(tmp_path).files == data["files"]  # not canonical: read as TOML
+
+
+# --- an entry equal to ours up to what the client reads for absent keys is ours ---------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "rel", "hand"),
+    [
+        # no "type": Claude Code reads an entry with a command as stdio
+        (
+            "claude-code",
+            ".mcp.json",
+            '{"mcpServers": {"notes": {"command": "uvx", "args": ["acme-notes-mcp==1.4.2"]}}}\n',
+        ),
+        (
+            "vscode",
+            ".vscode/mcp.json",
+            '{"servers": {"notes": {"command": "uvx", '
+            '"args": ["acme-notes-mcp==1.4.2"], "env": {}}}}\n',
+        ),
+        (
+            "cursor",
+            ".cursor/mcp.json",
+            '{"mcpServers": {"notes": {"command": "uvx", '
+            '"args": ["acme-notes-mcp==1.4.2"], "env": {}}}}\n',
+        ),
+        (
+            "codex",
+            ".codex/config.toml",
+            '[mcp_servers.notes]\ncommand = "uvx"\nargs = ["acme-notes-mcp==1.4.2"]\nenv = {}\n',
+        ),
+    ],
+    ids=["claude-code-no-type", "vscode-no-type", "cursor-empty-env", "codex-empty-env"],
+)
+def test_add_then_sync_keeps_a_hand_written_entry_equal_up_to_defaults(
+    project: Project, kind: str, rel: str, hand: str
+) -> None:
+    project.manifest(SERVERS["notes"], f'[[targets]]\nkind = "{kind}"\n')
+    project.lock()
+    project.write(rel, hand.replace("1.4.2", "1.4.1"))  # a real difference: someone else's
+    assert project.sync().code == 2
+    path = project.write(rel, hand)
+    age([path])
+    before = snapshot([path])
+    assert project.sync("--check").code == 0
+    result = project.sync()
+    assert result.code == 0, result.text  # not "'notes' was not written by mcpsync"
+    assert snapshot([path]) == before  # the same entry: nothing to rewrite
+    assert f'"{rel}" = ["notes"]' in project.read(RECORD).decode()
+
+
+def test_a_hand_written_holodeck_tool_equal_up_to_holodeck_defaults_is_ours(
+    project: Project,
+) -> None:
+    hand = (
+        "name: a\ntools:\n  - name: notes\n    description: Team notes\n    type: mcp\n"
+        "    command: uvx\n    args: [acme-notes-mcp==1.4.2]\n    request_timeout: 60\n"
+    )  # no `transport: stdio`, HoloDeck's default request_timeout spelled out
+    path = project.write("agents/a/agent.yaml", hand)
+    project.manifest(SERVERS["notes"], AGENT_TARGET)
+    project.lock()
+    result = project.sync()
+    assert result.code == 0, result.text
+    assert yaml.safe_load(path.read_text())["tools"][0]["request_timeout"] == 60
+    assert project.sync("--check").code == 0
+
+
+# --- comments stay with what they describe --------------------------------------------------
+
+COMMENTED = (
+    "name: a\n"
+    "tools:\n"
+    "  # cite: formats citations\n"
+    "  - name: cite\n"
+    "    type: function\n"
+    "    file: cite.py\n"
+    "  # our own build of files, with its token\n"
+    "  - name: files\n"
+    "    type: mcp\n"
+    "    command: npx\n"
+    '    args: ["-y", "my-files@0.1"]\n'
+    "  # jira: ask Bob before removing\n"
+    "  - name: jira\n"
+    "    type: mcp\n"
+    "    command: uvx\n"
+    "    args: [jira-mcp]\n"
+    "\n"
+    "  # calc: the last tool\n"
+    "  - name: calc\n"
+    "    type: function\n"
+    "    file: calc.py\n"
+)
+NOTES_ENTRY = (
+    "  - name: notes\n"
+    "    description: Team notes\n"
+    "    type: mcp\n"
+    "    transport: stdio\n"
+    "    command: uvx\n"
+    "    args: [acme-notes-mcp==1.4.2]\n"
+)
+CITE = "  # cite: formats citations\n  - name: cite\n    type: function\n    file: cite.py\n"
+CALC = "\n  # calc: the last tool\n  - name: calc\n    type: function\n    file: calc.py\n"
+
+
+def test_adopt_takes_the_comments_of_the_entries_it_takes_over(project: Project) -> None:
+    """The comment above a hand-written tool described that tool: it goes with it (the
+    report shows it), and does not end up above the generated tool or the next one."""
+    path = project.write("agents/a/agent.yaml", COMMENTED)
+    project.manifest(SERVERS["files"], SERVERS["notes"], AGENT_TARGET)
+    project.lock()
+    result = project.sync("--adopt")
+    assert result.code == 0, result.text
+    assert path.read_text() == "name: a\ntools:\n" + CITE + FILES_ENTRY + NOTES_ENTRY + CALC
+    assert (
+        "  adopted 'files' (differs from mcp.lock): replaced; it was "
+        '{"name": "files", "type": "mcp", "command": "npx", "args": ["-y", "my-files@0.1"]}\n'
+        "    the comment above it went with it: # our own build of files, with its token\n"
+        "  adopted 'jira' (not in mcp.lock): removed; it was "
+        '{"name": "jira", "type": "mcp", "command": "uvx", "args": ["jira-mcp"]}\n'
+        "    the comment above it went with it: # jira: ask Bob before removing\n"
+    ) in result.err
+
+
+def test_a_comment_above_a_tool_sync_wrote_stays_above_it(project: Project) -> None:
+    """A comment the team put above a generated tool (not the first one) stays above that
+    tool when sync writes it again, instead of drifting to whatever follows."""
+    path = project.write("agents/a/agent.yaml", "name: a\ntools:\n" + CITE + CALC)
+    project.manifest(SERVERS["files"], SERVERS["notes"], AGENT_TARGET)
+    project.lock()
+    assert project.sync().code == 0
+    text = path.read_text().replace(
+        "  - name: notes\n", "  # notes: ask the docs team\n  - name: notes\n"
+    )
+    path.write_text(text)
+    project.manifest(SERVERS["files"], SERVERS["notes"].replace("==1.4.2", "==1.4.3"), AGENT_TARGET)
+    project.lock()
+    assert project.sync().code == 0
+    assert path.read_text() == (  # the first sync put the new tools at the end of the list
+        "name: a\ntools:\n"
+        + CITE
+        + CALC
+        + FILES_ENTRY
+        + "  # notes: ask the docs team\n"
+        + NOTES_ENTRY.replace("==1.4.2", "==1.4.3")
+    )
+    # a server dropped from mcp.toml: its comment stays (sync never drops one unreported)
+    project.manifest(SERVERS["files"], AGENT_TARGET)
+    project.lock()
+    assert project.sync().code == 0
+    assert path.read_text() == (
+        "name: a\ntools:\n" + CITE + CALC + FILES_ENTRY + "  # notes: ask the docs team\n"
+    )
+
+
+def test_adopt_takes_the_comments_of_json_entries_it_takes_over(project: Project) -> None:
+    """The same in a JSONC client file (VS Code): `//` lines right above a taken-over entry."""
+    hand = (
+        "{\n"
+        '  "servers": {\n'
+        "    // our own notes build\n"
+        '    "notes": {"type": "stdio", "command": "uvx", "args": ["my-notes"]},\n'
+        "    // jira: ask Bob\n"
+        '    "jira": {"type": "stdio", "command": "uvx", "args": ["jira"]}\n'
+        "  }\n"
+        "}\n"
+    )
+    path = project.write(".vscode/mcp.json", hand)
+    project.manifest(SERVERS["notes"], '[[targets]]\nkind = "vscode"\n')
+    project.lock()
+    result = project.sync("--adopt", "--json")
+    assert result.code == 0, result.text
+    (row,) = result.json()["files"]
+    assert [(f["name"], f.get("comment")) for f in row["foreign"]] == [
+        ("notes", "    // our own notes build\n"),
+        ("jira", "    // jira: ask Bob\n"),
+    ]
+    text = path.read_text()
+    assert "//" not in text and '"acme-notes-mcp==1.4.2"' in text and "jira" not in text
+
+
+def test_adopt_of_a_global_entry_takes_its_comment_and_keeps_the_others(project: Project) -> None:
+    mine = (
+        "mcp_servers:\n"
+        "  # my own files server, pinned by hand\n"
+        "  - name: files\n    type: mcp\n    command: npx\n    args: [mine]\n"
+        "  # keep: my other server\n"
+        "  - name: other\n    type: mcp\n    command: npx\n    args: [other]\n"
+    )
+    path = project.write("holodeck/config.yaml", mine)
+    project.manifest(SERVERS["files"], GLOBAL_TARGET)
+    project.lock()
+    adopted = project.sync("--adopt")
+    assert adopted.code == 0, adopted.text
+    assert "the comment above it went with it: # my own files server, pinned by hand" in (
+        adopted.err
+    )
+    text = path.read_text()
+    assert "pinned by hand" not in text
+    assert "  # keep: my other server\n  - name: other\n" in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -204,3 +205,41 @@ def test_scope_agrees_with_where_each_kind_writes(project: Project, kind: str) -
     ((scope, (row,)),) = [(s, r) for s, r in rows.items() if r]
     in_home = Path(row["path"]).is_absolute() and Path(row["path"]).is_relative_to(project.home)
     assert (scope == "user") == in_home, row
+
+
+# --- exclude: leave servers out of one target ------------------------------------------------
+
+
+def test_exclude_leaves_a_server_out_of_one_target(project: Project) -> None:
+    exclude = '[[targets]]\nkind = "cursor"\nexclude = ["notes"]\n'
+    project.manifest(SERVERS["files"], SERVERS["notes"], '[[targets]]\nkind = "claude-code"\n')
+    project.lock()
+    assert project.sync().code == 0
+    project.manifest(
+        SERVERS["files"], SERVERS["notes"], '[[targets]]\nkind = "claude-code"\n', exclude
+    )
+    result = project.sync()
+    assert result.code == 0, result.text
+    assert sorted(json.loads(project.read(".mcp.json"))["mcpServers"]) == ["files", "notes"]
+    assert sorted(json.loads(project.read(".cursor/mcp.json"))["mcpServers"]) == ["files"]
+    assert project.sync("--check").code == 0
+    # Excluding a server that was synced there removes its entry (the ownership record knows it).
+    project.manifest(
+        SERVERS["files"],
+        SERVERS["notes"],
+        '[[targets]]\nkind = "claude-code"\nexclude = ["notes", "files"]\n',
+    )
+    assert project.sync().code == 0
+    assert json.loads(project.read(".mcp.json"))["mcpServers"] == {}
+    # `remove` takes the alias out of `exclude` too, so mcp.toml still parses.
+    assert project.run("remove", "notes").code == 0
+    assert 'exclude = ["files"]' in project.read_text("mcp.toml")
+    assert project.sync("--check").code == 0
+
+
+def test_exclude_naming_an_unknown_alias_is_refused(project: Project) -> None:
+    project.manifest(SERVERS["files"], '[[targets]]\nkind = "cursor"\nexclude = ["fils"]\n')
+    result = project.run("lock")
+    assert result.code == 2
+    assert "mcp.toml: [[targets]] #1: `exclude` names unknown server alias 'fils'" in result.err
+    assert "files" in result.err  # did you mean

@@ -344,6 +344,10 @@ def test_constraint_is_a_frozen_value_keyed_by_text() -> None:
         ("~=1", "'~=' needs at least two release parts"),
         ("latest, >=1", "'latest' cannot be combined"),
         ("auto >=1", "'auto' is not a version or a condition"),
+        # a doubled operator is a typo, not an odd version string to pin with '===' (issue 15)
+        ("^^1", "'^^1' has two operators in a row; write one, e.g. '^1'"),
+        (">=>1.2", "'>=>1.2' has two operators in a row; write one, e.g. '>=1.2'"),
+        ("==^1", "'==^1' has two operators in a row; write one, e.g. '==1'"),
     ],
 )
 def test_invalid_constraint_says_why_and_what_is_accepted(constraint: str, reason: str) -> None:
@@ -354,6 +358,7 @@ def test_invalid_constraint_says_why_and_what_is_accepted(constraint: str, reaso
     assert reason in message
     for form in ("'^1.2.3'", "'~1.2'", "'1.x'", "'latest'", "'>=1.2,<2'", "'==="):
         assert form in message
+    assert "pin odd strings with '===^" not in message
 
 
 def test_invalid_constraint_is_an_input_error_exit_2() -> None:

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from mcpsync.artifacts.model import (
     KINDS,
+    NO_ARTIFACT,
     SOURCES,
     Artifact,
     Drift,
@@ -48,7 +49,9 @@ class Pinned(Protocol):
 
 
 __all__ = [
+    "CURRENT_KINDS",
     "KINDS",
+    "NO_ARTIFACT",
     "SOURCES",
     "Artifact",
     "Drift",
@@ -62,7 +65,18 @@ __all__ = [
     "wanted",
 ]
 
-OPT_OUT = "lock without artifact digests: `mcpsync lock --no-artifacts` or [lock] artifacts = false"
+
+T = TypeVar("T")
+CURRENT_KINDS = ("npm", "pypi")  # the stores that can say which version is current
+
+
+def opt_out(alias: str) -> str:
+    """The hint's ways to lock without this server's digest: per run, server or project."""
+    return (
+        f"lock without artifact digests: `--no-artifacts` (lock, add), "
+        f"`artifacts = false` in [servers.{alias}] for this server only, or [lock] "
+        "artifacts = false"
+    )
 
 
 class Lookup(Protocol):
@@ -71,6 +85,8 @@ class Lookup(Protocol):
     concurrency: int  # lookups in flight at once (shared with the registry's requests)
 
     def lookup(self, alias: str, want: Wanted, abort: threading.Event) -> Artifact: ...
+
+    def current(self, alias: str, want: Wanted, abort: threading.Event) -> str: ...
 
     def close(self) -> None: ...
 
@@ -87,13 +103,24 @@ class Stores:
 
     def lookup(self, alias: str, want: Wanted, abort: threading.Event) -> Artifact:
         """`want`'s record; a failure's message names the server `alias`."""
+        return self._named(alias, lambda: _store(want.kind)(self._open(), want, abort))
+
+    def current(self, alias: str, want: Wanted, abort: threading.Event) -> str:
+        """The version `want`'s store serves as current (npm's `latest` tag, the newest
+        release on a package index) for a package whose server.json says `latest`."""
+        from mcpsync.artifacts import npm, pypi
+
+        found = {"npm": npm.current_version, "pypi": pypi.current_version}[want.kind]
+        return self._named(alias, lambda: found(self._open(), want, abort))
+
+    def _named(self, alias: str, work: Callable[[], T]) -> T:
         try:
-            return _store(want.kind)(self._open(), want, abort)
+            return work()
         except McpsyncError as exc:
             exc.message = f"Server '{alias}': {exc.message}"
             exc.args = (exc.message,)
             if exc.hint is None and isinstance(exc, EnvFailure):
-                exc.hint = f"mcp.lock was not changed; try again later, or {OPT_OUT}"
+                exc.hint = f"mcp.lock was not changed; try again later, or {opt_out(alias)}"
             raise
 
     def _open(self) -> Session:

@@ -19,6 +19,14 @@ SOURCES = {
     "publisher-declared": "the digest the server.json itself names (an image@sha256 identifier)",
 }
 KINDS = ("npm", "pypi", "oci", "mcpb")
+# Why an entry whose launch has a store records no digest (mcp.lock's `no-artifact`).
+NO_ARTIFACT = {
+    "artifacts-off": "artifacts were off when it was locked",
+    "opted-out": "`artifacts = false` for this server in mcp.toml",
+    "store-unreachable": "its store could not be reached when it was locked",
+}
+# The reasons a later lock with artifacts on looks the digest up again for (an opt-out stays).
+BACKFILL = ("artifacts-off", "store-unreachable")
 _SHA256 = re.compile(r"^sha256:[a-f0-9]{64}$")
 # The launch's own flag naming a non-default store (launch/rendering.py puts it first).
 STORE_FLAGS = {"npm": ("-y", "--registry"), "pypi": ("--index-url",)}

@@ -14,10 +14,10 @@ from __future__ import annotations
 import base64
 import re
 import threading
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote, urlsplit
 
 from mcpsync.artifacts.model import Artifact, StoreSettings, Wanted
@@ -26,6 +26,7 @@ from mcpsync.errors import ArtifactStoreError
 from mcpsync.httpfetch import Reply
 
 DEFAULT_REGISTRY = "https://registry.npmjs.org"
+T = TypeVar("T")
 _CONFIG_KEY = "npm-config"
 _config_lock = threading.Lock()
 
@@ -122,6 +123,37 @@ def _config(session: Session) -> NpmConfig:
 
 
 def lookup(session: Session, wanted: Wanted, abort: threading.Event) -> Artifact:
+    registry = registry_for(wanted.identifier, wanted.store, _config(session)).rstrip("/")
+    label = f"npm registry {public(registry)}"
+    digest = _version_document(session, wanted, abort, lambda data: integrity(data, wanted, label))
+    return Artifact(source="npm-registry", store=public(registry), digest=digest)
+
+
+def current_version(session: Session, wanted: Wanted, abort: threading.Event) -> str:
+    """The version the `latest` dist-tag names (what `npx -y NAME` runs): `GET
+    {registry}/{name}/latest`, which the npm registry answers with that version's document."""
+    registry = registry_for(wanted.identifier, wanted.store, _config(session)).rstrip("/")
+    label = f"npm registry {public(registry)}"
+
+    def version(data: Any) -> str:
+        found = data.get("version") if isinstance(data, dict) else None
+        if not isinstance(data, dict) or data.get("name") != wanted.identifier:
+            raise ArtifactStoreError(
+                f"{label} answered about another package than '{wanted.identifier}'"
+            )
+        if not isinstance(found, str) or not found or found == "latest":
+            raise ArtifactStoreError(
+                f"{label} gives no version for the `latest` tag of '{wanted.identifier}'"
+            )
+        return found
+
+    return _version_document(session, replace(wanted, version="latest"), abort, version)
+
+
+def _version_document(
+    session: Session, wanted: Wanted, abort: threading.Event, read: Callable[[Any], T]
+) -> T:
+    """GET the document of one version (or dist-tag) of a package, and read(its JSON)."""
     config = _config(session)
     registry = registry_for(wanted.identifier, wanted.store, config).rstrip("/")
     url = f"{registry}/{quote(wanted.identifier, safe='@')}/{quote(wanted.version, safe='')}"
@@ -132,15 +164,14 @@ def lookup(session: Session, wanted: Wanted, abort: threading.Event) -> Artifact
         headers["Authorization"] = f"Bearer {token}"
     what = f"npm package '{wanted.identifier}' version {wanted.version}"
 
-    def parse(reply: Reply) -> str:
+    def parse(reply: Reply) -> T:
         if reply.status == 404:
             raise not_in_store(label, what)
         if not 200 <= reply.status < 300:
             raise refused(label, reply, url, hint=_auth_hint(reply.status))
-        return integrity(json_of(reply), wanted, label)
+        return read(json_of(reply))
 
-    digest = session.get(url, abort, label=label, headers=headers, parse=parse)
-    return Artifact(source="npm-registry", store=public(registry), digest=digest)
+    return session.get(url, abort, label=label, headers=headers, parse=parse)
 
 
 def integrity(data: Any, wanted: Wanted, label: str) -> str:

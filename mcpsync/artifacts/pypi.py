@@ -36,23 +36,56 @@ def index_for(flag: str | None, settings: StoreSettings) -> str:
 
 
 def lookup(session: Session, wanted: Wanted, abort: threading.Event) -> Artifact:
+    index = index_for(wanted.store, session.settings)
+    files = _project_files(session, wanted, abort)
+    found = version_files([(n, sha) for n, sha, _ in files], wanted, _label(index))
+    return Artifact(source="pypi-index", store=public(index), files=found)
+
+
+def current_version(session: Session, wanted: Wanted, abort: threading.Event) -> str:
+    """The version `uvx NAME` would take: the newest with a file that is not yanked, a final
+    release unless there are only prereleases."""
+    from packaging.version import InvalidVersion, Version
+
+    files = _project_files(session, wanted, abort)
+    versions: set[Version] = set()
+    for name, _, yanked in files:
+        text = None if yanked else _file_version(name, wanted)
+        try:
+            versions |= {Version(text)} if text else set()
+        except InvalidVersion:
+            continue
+    final = {v for v in versions if not v.is_prerelease}
+    if not versions:
+        index = index_for(wanted.store, session.settings)
+        raise not_in_store(_label(index), f"a release of '{wanted.identifier}' that is not yanked")
+    return str(max(final or versions))
+
+
+def _label(index: str) -> str:
+    return f"package index {public(index)}"
+
+
+def _project_files(
+    session: Session, wanted: Wanted, abort: threading.Event
+) -> list[tuple[str, str | None, bool]]:
+    """(filename, sha256 or None, yanked) for every file of the project on its index."""
     from packaging.utils import canonicalize_name
 
     index = index_for(wanted.store, session.settings)
-    label = f"package index {public(index)}"
+    label = _label(index)
     project = canonicalize_name(wanted.identifier.split("[", 1)[0])  # no extras
     url, headers = _credentials(f"{index}/{project}/")
     what = f"project '{wanted.identifier}'"
 
-    def parse(reply: Reply) -> dict[str, str]:
+    def parse(reply: Reply) -> list[tuple[str, str | None, bool]]:
         if reply.status == 404:
             raise not_in_store(label, what)
         if not 200 <= reply.status < 300:
             raise refused(label, reply, url)
-        return version_files(_files(reply, url), wanted, label)
+        return _files(reply, url)
 
-    files = session.get(url, abort, label=label, headers=headers, parse=parse)
-    return Artifact(source="pypi-index", store=public(index), files=files)
+    return session.get(url, abort, label=label, headers=headers, parse=parse)
 
 
 def _credentials(url: str) -> tuple[str, dict[str, str]]:
@@ -66,8 +99,8 @@ def _credentials(url: str) -> tuple[str, dict[str, str]]:
     return url, headers
 
 
-def _files(reply: Reply, url: str) -> list[tuple[str, str | None]]:
-    """(filename, sha256 or None) for every file of the project, from either form."""
+def _files(reply: Reply, url: str) -> list[tuple[str, str | None, bool]]:
+    """(filename, sha256 or None, yanked) for every file of the project, from either form."""
     kind = reply.headers.get("Content-Type", "").split(";")[0].strip().lower()
     if kind == _JSON or kind == "application/json":
         data = json_of(reply)
@@ -82,35 +115,38 @@ def _files(reply: Reply, url: str) -> list[tuple[str, str | None]]:
     return _html_files(page, url)
 
 
-def _json_files(files: list[Any]) -> Iterator[tuple[str, str | None]]:
+def _json_files(files: list[Any]) -> Iterator[tuple[str, str | None, bool]]:
     for item in files:
         if not isinstance(item, dict) or not isinstance(item.get("filename"), str):
             continue
         hashes = item.get("hashes")
         sha = hashes.get("sha256") if isinstance(hashes, dict) else None
-        yield item["filename"], sha if isinstance(sha, str) else None
+        # PEP 691: `yanked` is false or true or the reason (a string)
+        yanked = item.get("yanked") not in (None, False, "")
+        yield item["filename"], sha if isinstance(sha, str) else None, yanked
 
 
 class _Anchors(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
-        self.links: list[str] = []
+        self.links: list[tuple[str, bool]] = []  # (href, yanked)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        href = dict(attrs).get("href")
+        found = dict(attrs)
+        href = found.get("href")
         if tag == "a" and href:
-            self.links.append(href)
+            self.links.append((href, "data-yanked" in found))  # PEP 592
 
 
-def _html_files(page: str, url: str) -> list[tuple[str, str | None]]:
+def _html_files(page: str, url: str) -> list[tuple[str, str | None, bool]]:
     parser = _Anchors()
     parser.feed(page)
     out = []
-    for href in parser.links:
+    for href, yanked in parser.links:
         link = urlsplit(urljoin(url, href))
         name = unquote(link.path.rsplit("/", 1)[-1])
         algorithm, _, value = link.fragment.partition("=")
-        out.append((name, value if algorithm == "sha256" else None))
+        out.append((name, value if algorithm == "sha256" else None, yanked))
     return out
 
 
@@ -128,6 +164,17 @@ def version_files(
 
 
 def _is_version(filename: str, wanted: Wanted) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    found = _file_version(filename, wanted)
+    try:
+        return found is not None and Version(found) == Version(wanted.version)
+    except InvalidVersion:
+        return False
+
+
+def _file_version(filename: str, wanted: Wanted) -> str | None:
+    """The version of a wheel or sdist of `wanted`'s project; None for any other file."""
     from packaging.utils import (
         InvalidSdistFilename,
         InvalidWheelFilename,
@@ -135,7 +182,7 @@ def _is_version(filename: str, wanted: Wanted) -> bool:
         parse_sdist_filename,
         parse_wheel_filename,
     )
-    from packaging.version import InvalidVersion, Version
+    from packaging.version import InvalidVersion
 
     try:
         if filename.endswith(".whl"):
@@ -143,13 +190,10 @@ def _is_version(filename: str, wanted: Wanted) -> bool:
         else:
             name, version = parse_sdist_filename(filename)
     except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
-        return False
+        return None
     if name != canonicalize_name(wanted.identifier.split("[", 1)[0]):
-        return False
-    try:
-        return version == Version(wanted.version)
-    except InvalidVersion:
-        return False
+        return None
+    return str(version)
 
 
 def _is_sha256(value: str | None) -> bool:

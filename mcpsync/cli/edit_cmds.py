@@ -5,15 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from mcpsync.choices import PACKAGES, TRANSPORTS
 from mcpsync.cli.complete import aliases
 from mcpsync.cli.context import Context
+from mcpsync.cli.lock_cmd import artifacts_option
 from mcpsync.cli.meta import category, examples
-from mcpsync.cli.output import emit_json, json_option, say
+from mcpsync.cli.output import emit_json, json_option, note, say
 from mcpsync.errors import InputError
 
 if TYPE_CHECKING:
@@ -41,7 +42,23 @@ def init(ctx: Context, force: bool, as_json: bool) -> int:
         emit_json({"written": str(path)})
     else:
         say(f"Wrote {path}. Add a server with `mcpsync add NAME`.")
+    _warn_if_nested(path.parent)
     return 0
+
+
+def _warn_if_nested(directory: Path) -> None:
+    """A project above this one: every command run here now finds the new mcp.toml, which is
+    rarely what someone who typed `init` in a subfolder of a project meant."""
+    from mcpsync.project import find_root
+
+    parent = find_root(directory.absolute().parent)
+    if parent is not None:
+        note(
+            f"warning: {parent / 'mcp.toml'} already declares a project above this one; "
+            f"commands run in {directory} now use the new file. To add servers to that "
+            f"project instead, delete {directory / 'mcp.toml'} and run "
+            f"`mcpsync -C {parent} add NAME`"
+        )
 
 
 @category("write")
@@ -59,6 +76,13 @@ def init(ctx: Context, force: bool, as_json: bool) -> int:
     "--env", "env", multiple=True, metavar="KEY=VALUE", help="An `env` entry (repeatable)."
 )
 @click.option(
+    "--header",
+    "headers",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="A `headers` entry for a remote server (repeatable).",
+)
+@click.option(
     "--var",
     "variables",
     multiple=True,
@@ -67,6 +91,7 @@ def init(ctx: Context, force: bool, as_json: bool) -> int:
 )
 @click.option("--package", type=click.Choice(PACKAGES), help="Which package type to launch.")
 @click.option("--transport", type=click.Choice(TRANSPORTS), help="Which transport to use.")
+@artifacts_option
 @json_option
 @click.pass_obj
 def add(
@@ -75,9 +100,11 @@ def add(
     alias: str | None,
     args: tuple[str, ...],
     env: tuple[str, ...],
+    headers: tuple[str, ...],
     variables: tuple[str, ...],
     package: str | None,
     transport: str | None,
+    artifacts: bool | None,
     as_json: bool,
 ) -> int:
     """Declare a registry server in mcp.toml, then lock.
@@ -92,18 +119,100 @@ def add(
     fields = {
         "args": list(args) or None,
         "env": _pairs("--env", env, names=True) or None,
+        "headers": _pairs("--header", headers, names=False) or None,
         "variables": _pairs("--var", variables, names=False) or None,
         "package": package,
         "transport": transport,
     }
     fields = {key: value for key, value in fields.items() if value is not None}
+    _refuse_literal_secrets(alias, fields)
     path = ctx.manifest_path
 
     def edit(text: str, constraint: str | None) -> str:
         return manifest_edit.add_server(text, path, alias, name, constraint, fields)
 
     added = _Added(alias, edit, save_constraint=not version)
-    return _edit_then_lock(ctx, lambda text: edit(text, version or None), [alias], as_json, added)
+    code = _edit_then_lock(
+        ctx, lambda text: edit(text, version or None), [alias], as_json, added, artifacts
+    )
+    if not as_json:
+        _next_step(ctx, alias)
+    return code
+
+
+def _next_step(ctx: Context, alias: str) -> None:
+    """What the added server still needs here (variables, names only), and what to run."""
+    import os
+
+    from mcpsync import lockfile, manifest
+    from mcpsync.doctor import unset_required
+    from mcpsync.targets.base import selected
+    from mcpsync.targets.fit import problems
+
+    lock = lockfile.read(ctx.lock_path)
+    entry = lock.get(alias) if lock is not None else None
+    if entry is None:
+        return
+    unset = unset_required([entry], os.environ)
+    if unset:
+        note(
+            f"{alias} needs {', '.join(unset)}, not set in this environment: export "
+            f"{'it' if len(unset) == 1 else 'them'} where the clients run"
+        )
+    targets = manifest.load(ctx.manifest_path).targets
+    taking = [t for t in targets if selected(t, [entry])]
+    if problems(targets, entry):
+        note("Next: settle the warning above for each such target, then run `mcpsync sync`.")
+    elif taking:
+        one = len(taking) == 1
+        count = f"{len(taking)} target{'' if one else 's'} that take{'s' if one else ''} it"
+        note(f"Next: run `mcpsync sync` to write it into the {count}.")
+    elif targets:
+        note(
+            f"Next: no [[targets]] entry takes {alias} (see their `servers` and `exclude`); "
+            "add it to one, then run `mcpsync sync`."
+        )
+    else:
+        note(
+            "Next: say where it goes with a [[targets]] entry in mcp.toml "
+            '(kind = "claude-code", "cursor", "vscode", "holodeck-agent", ...), '
+            "then run `mcpsync sync`."
+        )
+
+
+_FLAGS = {"env": "--env", "headers": "--header", "variables": "--var", "args": "--arg"}
+
+
+def _refuse_literal_secrets(alias: str, fields: dict[str, Any]) -> None:
+    """A value that looks like a secret (import's rule) would land in mcp.toml and mcp.lock,
+    both committed: refuse it, and say which reference to pass instead (names only)."""
+    from mcpsync.import_read import literal_secrets
+
+    found = literal_secrets(
+        alias,
+        env=fields.get("env", {}),
+        headers=fields.get("headers", {}),
+        variables=fields.get("variables", {}),
+        args=fields.get("args", []),
+        url=None,
+    )
+    if not found:
+        return
+    subjects, passed = [], []
+    for secret in found:
+        flag = _FLAGS[secret.key]
+        if secret.key == "args":
+            subjects.append(f"{flag} #{int(secret.name[5:-1]) + 1}")
+            passed.append(f"{flag} '{secret.written}'")
+        else:
+            subjects.append(f"{flag} {secret.name}")
+            passed.append(f"{flag} '{secret.name}={secret.written}'")
+    exports = dict.fromkeys(n for secret in found for n in secret.exports)
+    raise InputError(
+        f"{', '.join(subjects)}: looks like a literal secret, which would be written into "
+        "mcp.toml and mcp.lock (both committed). Nothing was written.",
+        hint=f"pass a reference instead ({' '.join(passed)}) and export {', '.join(exports)}",
+    )
 
 
 def _pairs(flag: str, given: Sequence[str], *, names: bool) -> dict[str, str]:
@@ -156,9 +265,11 @@ def _edit_then_lock(
     upgrade: list[str],
     as_json: bool,
     added: _Added | None = None,
+    artifacts: bool | None = None,
 ) -> int:
     """Edit mcp.toml in memory, lock against the edited manifest, write mcp.toml only then.
-    For `add` (`added`) the lock is reviewed before anything is written."""
+    For `add` (`added`) the lock is reviewed before anything is written. `artifacts`: as
+    `lock --artifacts/--no-artifacts`."""
     from mcpsync import manifest, project
     from mcpsync.cli.lock_cmd import run_lock
     from mcpsync.fsutil import atomic_write, read_text
@@ -190,6 +301,7 @@ def _edit_then_lock(
         as_json=as_json,
         before_write=write_manifest,
         review=review if added else None,
+        artifacts=artifacts,
     )
 
 

@@ -21,9 +21,13 @@ BUG_EXIT = 70  # EX_SOFTWARE: an unexpected error is a bug, told apart from ever
 
 
 def invoke(group: click.Group, argv: Sequence[str]) -> int:
+    from mcpsync.cli.output import waiting
+    from mcpsync.waiting import Watch
+
     as_json = wants_json(argv)
     try:
-        result = group.main(args=list(argv), prog_name="mcpsync", standalone_mode=False)
+        with Watch(waiting):  # a host that keeps the command waiting is named after ~2 s
+            result = group.main(args=list(argv), prog_name="mcpsync", standalone_mode=False)
     except McpsyncError as exc:
         from mcpsync.cli.output import error
 

@@ -75,6 +75,7 @@ def import_cmd(
             registry,
             home=Path.home(),
             add_targets=add_targets,
+            locked=_locked(path.parent),
         )
     except RegistryError as exc:
         exc.hint = exc.hint or "try again later, or import with --no-match (custom servers only)"
@@ -90,6 +91,19 @@ def import_cmd(
     if not as_json:
         _report(result, path, as_json=False, dry_run=False, changed=changed)
     return code
+
+
+def _locked(root: Path) -> Any:
+    """The project's locked servers, to know the entries sync wrote from them; none when
+    there is no readable lock (`lock`, run next, reports what is wrong with it)."""
+    from mcpsync import lockfile
+    from mcpsync.errors import InputError
+
+    try:
+        lock = lockfile.read(root / "mcp.lock")
+    except InputError:
+        return ()
+    return lock.servers if lock is not None else ()
 
 
 def _registry(ctx: Context, text: str | None) -> Any:

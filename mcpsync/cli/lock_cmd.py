@@ -19,7 +19,16 @@ if TYPE_CHECKING:
     from mcpsync.integrity import Triage
     from mcpsync.lockfile import Lock
     from mcpsync.project import Project
-    from mcpsync.resolve import Change, LockWarning, Warn
+    from mcpsync.resolve import Change, LockWarning, Plan, Warn
+
+
+artifacts_option = click.option(
+    "--artifacts/--no-artifacts",
+    default=None,
+    help="Record (or not) each package's digest from its npm registry, package index, OCI "
+    "registry or bundle URL. Default: env MCPSYNC_ARTIFACTS, then [lock] artifacts in "
+    "mcp.toml, then on for an http(s) registry and off for a file: snapshot.",
+)
 
 
 @category("write", read_when=("check",))
@@ -36,13 +45,7 @@ if TYPE_CHECKING:
     help="Re-resolve this server only (repeatable).",
 )
 @click.option("--check", is_flag=True, help="Offline: exit 0 if mcp.lock matches mcp.toml, else 1.")
-@click.option(
-    "--artifacts/--no-artifacts",
-    default=None,
-    help="Record (or not) each package's digest from its npm registry, package index, OCI "
-    "registry or bundle URL. Default: env MCPSYNC_ARTIFACTS, then [lock] artifacts in "
-    "mcp.toml, then on for an http(s) registry and off for a file: snapshot.",
-)
+@artifacts_option
 @json_option
 @click.pass_obj
 def lock(
@@ -93,6 +96,7 @@ def run_lock(
 
     started = time.monotonic()
     warnings: list[LockWarning] = []
+    plans: list[Plan] = []
     with project_lock(proj.root):
         old_text = read_text(proj.lock_path)  # read once: parsed here, compared below
         old = _read_old(proj, old_text)
@@ -110,6 +114,7 @@ def run_lock(
                 artifacts=proj.artifact_opener(artifacts),
                 progress=progress,
                 refetch=old.triage.refetch,
+                planned=plans.append,
             )
         except RegistryError as exc:
             if exc.hint is None:  # say what did not happen, and what to try
@@ -130,8 +135,67 @@ def run_lock(
         if written:
             atomic_write(proj.lock_path, text)
     changes = resolve.changes(old.report, new, old.triage.repaired)
-    _report(new, changes, written, time.monotonic() - started, as_json, warnings, old.conflict)
+    counts = _Counts.of(plans[0] if plans else None, new)
+    seconds = time.monotonic() - started
+    summary = _Summary(counts.line(seconds), old.conflict, _without_digest(old.report, new))
+    _report(new, changes, written, as_json, warnings, summary)
     return 0
+
+
+@dataclass(frozen=True)
+class _Summary:
+    """The report's lines besides changes and warnings."""
+
+    counts: str  # "Resolved 1 server, kept 2 pins in 40ms"
+    conflict: str | None  # how a merge conflict in mcp.lock was resolved
+    without_digest: list[str]  # entries newly locked without an artifact digest, and why
+
+
+def _without_digest(old: Lock | None, new: Lock) -> list[str]:
+    """A line for each entry newly locked without an artifact digest because it opted out,
+    while artifacts were on; not repeated on every run. Artifacts off for the run is recorded
+    but not announced (someone chose it); a store that failed has its warning."""
+    from mcpsync.artifacts import NO_ARTIFACT
+
+    lines = []
+    for server in new.servers:
+        before = old.get(server.alias) if old is not None else None
+        if server.no_artifact != "opted-out" or (
+            before is not None and (before.artifact, before.no_artifact) == (None, "opted-out")
+        ):
+            continue
+        why = NO_ARTIFACT["opted-out"]
+        lines.append(f"note: {server.alias} {server.version} has no artifact digest: {why}")
+    return lines
+
+
+@dataclass(frozen=True)
+class _Counts:
+    """The summary line's numbers: registry servers resolved (a version chosen), pins kept
+    (the locked version stays, whether or not the registry was asked again), custom servers."""
+
+    resolved: int
+    kept: int
+    custom: int
+
+    @classmethod
+    def of(cls, the_plan: Plan | None, new: Lock) -> _Counts:
+        held = dict(the_plan.refresh) if the_plan else {}
+        held.update({a: s.version or "" for a, s in (the_plan.keep if the_plan else {}).items()})
+        kept = sum(1 for s in new.servers if s.name and held.get(s.alias) == (s.version or ""))
+        custom = sum(1 for s in new.servers if not s.name)
+        return cls(len(new.servers) - kept - custom, kept, custom)
+
+    def line(self, seconds: float) -> str:
+        def count(n: int, what: str) -> str:
+            return f"{n} {what}{'s' if n != 1 else ''}"
+
+        parts = [f"Resolved {count(self.resolved, 'server')}"]
+        if self.kept:
+            parts.append(f"kept {count(self.kept, 'pin')}")
+        if self.custom:
+            parts.append(f"{self.custom} custom")
+        return ", ".join(parts) + f" in {seconds * 1000:.0f}ms"
 
 
 @dataclass(frozen=True)
@@ -168,32 +232,36 @@ def _report(
     new: Lock,
     changes: list[Change],
     written: bool,
-    seconds: float,
     as_json: bool,
-    warnings: Sequence[LockWarning] = (),
-    conflict: str | None = None,
+    warnings: Sequence[LockWarning],
+    summary: _Summary,
 ) -> None:
     if as_json:
         emit_json(
             {
                 "written": written,
-                "merge_conflict": conflict is not None,
+                "merge_conflict": summary.conflict is not None,
                 "changes": [_change_json(c) for c in changes],
                 "servers": [
-                    {"alias": s.alias, "name": s.name, "version": s.version} for s in new.servers
+                    {
+                        "alias": s.alias,
+                        "name": s.name,
+                        "version": s.version,
+                        "no_artifact": s.no_artifact,
+                    }
+                    for s in new.servers
                 ],
                 "warnings": [w.as_json() for w in warnings],
             }
         )
         return
-    if conflict is not None:
-        note(conflict)
-    note(
-        f"Resolved {len(new.servers)} server{'s' if len(new.servers) != 1 else ''} "
-        f"in {seconds * 1000:.0f}ms"
-    )
+    if summary.conflict is not None:
+        note(summary.conflict)
+    note(summary.counts)
     for change in changes:
         report_change(change.render())
+    for line in summary.without_digest:
+        note(line)
     for warning in warnings:
         note(f"warning: {warning.render()}")
 
@@ -240,7 +308,27 @@ def _check(proj: Project, as_json: bool, artifacts: bool) -> int:
         note(todo[0].upper() + todo[1:] + ".")
     else:
         say("mcp.lock is up to date.")
+    if lock is not None:
+        _notes(lock, artifacts)
     return 1 if differs else 0
+
+
+def _notes(lock: Lock, artifacts: bool) -> None:
+    """What is no staleness but worth knowing: entries recorded without a digest for a reason
+    (with artifacts on; no unrelated check may fail on them), and packages pinned in place of
+    a `latest` their server.json gives."""
+    from mcpsync.artifacts import NO_ARTIFACT
+
+    for server in lock.servers:
+        if artifacts and server.no_artifact is not None and server.artifact is None:
+            why = NO_ARTIFACT.get(server.no_artifact, server.no_artifact)
+            note(f"note: {server.alias} {server.version} has no artifact digest: {why}")
+        if server.pinned_from_latest:
+            note(
+                f"note: {server.alias} {server.version}: its package says version 'latest'; "
+                f"mcp.lock pins {server.launch.package_version}, its store's current version "
+                f"when it was locked (`mcpsync lock -P {server.alias}` asks again)"
+            )
 
 
 def _check_conflict(proj: Project, hunks: list[tuple[int, int]], as_json: bool) -> int:

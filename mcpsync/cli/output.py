@@ -11,11 +11,14 @@ import json
 import os
 import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from mcpsync.errors import readable
+
+if TYPE_CHECKING:
+    from mcpsync.waiting import Silence
 
 COLOR_MODES = ("auto", "always", "never")
 _color: bool | None = None  # None: colour only on a terminal (click decides per stream)
@@ -25,6 +28,7 @@ _CHANGE_COLOURS = {
     "Added": "green",
     "Removed": "red",
     "Updated": "yellow",
+    "Downgraded": "yellow",
     "Changed": "yellow",
     "Repaired": "yellow",
 }
@@ -113,6 +117,17 @@ class Progress:
     def clear(self) -> None:
         if self._shown:
             click.echo("\r\x1b[K", err=True, nl=False, color=True)
+
+
+def waiting(silence: Silence) -> None:
+    """What a command is waiting for, once ~2 s pass without an answer (waiting.Watch)."""
+    line = (
+        f"Waiting for {silence.host} to answer ({silence.seconds:.0f} s so far; "
+        f"giving up within {silence.budget:g} s, see --timeout)"
+    )
+    if stderr_is_tty():  # over a Progress line rather than after it
+        click.echo("\r\x1b[K", err=True, nl=False, color=True)
+    note(line)
 
 
 def stderr_is_tty() -> bool:

@@ -8,11 +8,11 @@ import click
 
 from mcpsync.cli.context import Context
 from mcpsync.cli.meta import category, examples
-from mcpsync.cli.output import emit_json, json_option, say
+from mcpsync.cli.output import emit_json, json_option, note, say
 from mcpsync.errors import InputError
 
 if TYPE_CHECKING:
-    from mcpsync.lockfile import LockedServer
+    from mcpsync.lockfile import Lock, LockedServer
     from mcpsync.manifest import ServerSpec
     from mcpsync.registry.base import ServerEntry
 
@@ -31,8 +31,9 @@ def list_cmd(ctx: Context, as_json: bool) -> int:
     if found is None:
         raise InputError(f"{path} not found", hint="run `mcpsync lock` first")
     rows = [_row(s) for s in found.servers]
+    tampered = _tampered(found)
     if as_json:
-        emit_json({"servers": rows})
+        emit_json({"servers": rows, **({"tampered": tampered} if tampered else {})})
         return 0
     if not rows:
         say("mcp.lock pins no server.")
@@ -41,6 +42,22 @@ def list_cmd(ctx: Context, as_json: bool) -> int:
         source = f"{r['name']} {r['version']}" if r["name"] else "(custom)"
         say(f"{r['alias']:<{width}}  {source}  [{r['transport']}] {r['launch']}")
     return 0
+
+
+def _tampered(lock: Lock) -> list[str]:
+    """What was edited by hand, said on stderr: the listing shows what the file says, which is
+    not what sync would run, so it must not look like a healthy lock (the exit stays 0: list
+    reports, `lock --check` and `sync` refuse)."""
+    from mcpsync import integrity
+
+    tampers = integrity.check(lock)
+    if not tampers:
+        return []
+    found = integrity.verdict(lock, tampers)
+    for line in found.block:
+        note(f"warning: {line.strip()}")
+    note(f"warning: listed as the file says, not as its records render; {found.todo}")
+    return list(found.lines)
 
 
 def _row(server: LockedServer) -> dict[str, Any]:
@@ -93,11 +110,20 @@ def outdated(ctx: Context, exit_code: bool, as_json: bool) -> int:
         say("Every pin is the newest version.")
     else:
         for r in rows:
-            allowed = r["allowed"] or "-"
-            say(f"{r['alias']}  {r['pinned']}  allowed: {allowed}  newest: {r['newest'] or '-'}")
+            say(_outdated_line(r, proj.manifest.servers[r["alias"]].version))
     # Only what `lock --upgrade` would take fails the gate; a version outside the constraint
     # needs a decision in mcp.toml, so it is reported but is no drift.
     return 1 if exit_code and any(r["allowed"] for r in rows) else 0
+
+
+def _outdated_line(row: dict[str, Any], constraint: str) -> str:
+    """Only the versions there are: "allowed: X (the newest)" rather than "newest: -"."""
+    head = f"{row['alias']}  {row['pinned']}"
+    if row["allowed"] and row["newest"]:
+        return f"{head}  allowed: {row['allowed']}  newest: {row['newest']}"
+    if row["allowed"]:
+        return f"{head}  allowed: {row['allowed']} (the newest)"
+    return f"{head}  newest: {row['newest']} (not allowed by {constraint!r} in mcp.toml)"
 
 
 def _outdated_row(

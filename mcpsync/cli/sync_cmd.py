@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,8 @@ class Run:
 
     only: list[TargetSpec] | None
     adopt: bool
+    kinds: tuple[str, ...] = ()  # the filters that chose `only`
+    scope: str | None = None
 
 
 @category("write", read_when=("check", "dry_run", "show_diff"))
@@ -90,8 +93,14 @@ def sync(
 
     proj = project.load(ctx.root, registry_override=ctx.registry_override, timeout=ctx.timeout)
     lock = _fresh_lock(proj, frozen)
-    only = sync_mod.select(proj.manifest.targets, kinds, scope) if kinds or scope else None
-    if not proj.manifest.targets or only == []:
+    _warn_literal_secrets(proj)
+    home = Path(os.path.expanduser("~"))
+    only = None
+    if kinds or scope:
+        context = partial(sync_mod.make_context, proj.root, proj.manifest.path, home)
+        only = sync_mod.select(proj.manifest.targets, kinds, scope, context)
+    idle = only == [] or not proj.manifest.targets
+    if idle and not _removed_files(proj, home, kinds, scope):
         if proj.manifest.targets:
             note(f"No [[targets]] in mcp.toml match {_filters(kinds, scope)}; nothing to sync.")
         else:
@@ -99,12 +108,30 @@ def sync(
         if as_json:
             emit_json({"in_sync": True, "files": [], "missing_env": []})
         return 0
-    home = Path(os.path.expanduser("~"))
-    run = Run(only, adopt)
+    run = Run(only, adopt, kinds, scope)
     if check or dry_run or show_diff:
         the_plan = _plan(proj, lock, home, run)
         return _preview(proj, the_plan, check=check, as_json=as_json)
     return _write(proj, lock, home, run, as_json)
+
+
+def _removed_files(proj: Project, home: Path, kinds: tuple[str, ...], scope: str | None) -> bool:
+    """Whether files of removed targets that the run covers still hold entries sync wrote
+    (then a run that selects no declared target still has work: removing them)."""
+    from mcpsync import sync as sync_mod
+    from mcpsync.targets import removed
+
+    ctx = sync_mod.make_context(proj.root, proj.manifest.path, home)
+    return any(o.exists and o.selected(kinds, scope) for o in removed.orphans(ctx))
+
+
+def _warn_literal_secrets(proj: Project) -> None:
+    """The warning `lock` gives, again: sync is what copies such a value into every file."""
+    from mcpsync.resolve import secret_warnings
+
+    for spec in proj.manifest.servers.values():
+        for warning in secret_warnings(proj.manifest, spec):
+            note(f"warning: {warning.render()}")
 
 
 def _filters(kinds: tuple[str, ...], scope: str | None) -> str:
@@ -133,7 +160,9 @@ def _plan(
     from mcpsync import sync as sync_mod
 
     ctx = sync_mod.make_context(proj.root, proj.manifest.path, home, adopt=run.adopt)
-    return sync_mod.plan(proj.manifest, lock, ctx, again=again, only=run.only)
+    return sync_mod.plan(
+        proj.manifest, lock, ctx, again=again, only=run.only, kinds=run.kinds, scope=run.scope
+    )
 
 
 def _write(proj: Project, lock: Any, home: Path, run: Run, as_json: bool) -> int:
@@ -168,6 +197,8 @@ def _write(proj: Project, lock: Any, home: Path, run: Run, as_json: bool) -> int
         for entry in change.foreign:
             what = "removed" if entry.removed else "replaced"
             note(f"  adopted {entry.describe()}: {what}; it was {_compact(entry.old)}")
+            if entry.comment:
+                note(f"    the comment above it went with it: {_comment_text(entry.comment)}")
     if not written:
         note(f"{len(the_plan.changes)} file(s) already match mcp.lock.")
     record = the_plan.ctx.record
@@ -177,7 +208,29 @@ def _write(proj: Project, lock: Any, home: Path, run: Run, as_json: bool) -> int
         note(f"Created {RECORD_NAME} (commit it: it records which entries sync wrote)")
     for line in the_plan.notes:
         note(line)
+    if written:
+        _say_unset(proj, lock, run)
     return 0
+
+
+def _say_unset(proj: Project, lock: Any, run: Run) -> None:
+    """The variables the written servers need that this shell lacks (names only): said
+    after a write, as the clients now reference them."""
+    from mcpsync.doctor import unset_required
+    from mcpsync.targets.base import selected
+
+    specs = proj.manifest.targets if run.only is None else run.only
+    servers = {s.alias: s for spec in specs for s in selected(spec, lock.servers)}
+    unset = unset_required(servers.values(), os.environ)
+    if unset:
+        them = "it" if len(unset) == 1 else "them"
+        names = ", ".join(unset)
+        note(f"Not set in this environment: {names} (export {them} where the clients run)")
+
+
+def _comment_text(lines: str) -> str:
+    """Comment lines as one line: `# a / # b`."""
+    return " / ".join(line.strip() for line in lines.splitlines() if line.strip())
 
 
 def _compact(value: Any) -> str:
@@ -271,6 +324,7 @@ def _json(proj: Project, the_plan: SyncPlan, *, include_diff: bool) -> dict[str,
                     "name": f.name,
                     "action": "remove" if f.removed else "replace",
                     "old": json.loads(_compact(f.old)),  # a YAML/TOML date becomes a string
+                    **({"comment": f.comment} if f.comment else {}),
                 }
                 for f in change.foreign
             ]

@@ -57,18 +57,22 @@ def update_object(
     file: str,
     comments: bool,
     remove: Collection[str] = (),
+    detach: dict[str, str] | None = None,
 ) -> str:
     """Set `updates` and delete `remove` in the object at `path`; return the new text.
 
     Missing objects along `path` are created only when there is something to set. A key in
     both `updates` and `remove` is set. Keys that are touched (or on `path`) and appear twice
     in their object are refused: editing one copy would leave the other to confuse readers.
+    `detach`: keys whose comment lines directly above them (alone on their lines, no blank
+    line between) go away with what they described; each key found with such lines is set
+    to their text in it, for the caller to report.
     """
     if not updates and not remove:
         return text
     _check_serialisable(updates, file)
     bom, source, doc = _open(text, file, comments)
-    ops = _plan(doc, list(path), updates, set(remove) - set(updates), file)
+    ops = _plan(doc, list(path), updates, set(remove) - set(updates), file, detach)
     if not ops:
         return text
     new = _splice(source, ops, file)
@@ -93,7 +97,12 @@ def _open(text: str, file: str, comments: bool) -> tuple[str, str, Doc]:
 
 
 def _plan(
-    doc: Doc, path: list[str], updates: Mapping[str, Any], remove: set[str], file: str
+    doc: Doc,
+    path: list[str],
+    updates: Mapping[str, Any],
+    remove: set[str],
+    file: str,
+    detach: dict[str, str] | None = None,
 ) -> list[_Op]:
     root = skip_ws(doc.masked, 0)
     obj = scan_object(doc, root)
@@ -113,7 +122,31 @@ def _plan(
         obj = scan_object(doc, member.vstart)
         layout = _layout(doc, obj, parent=layout)
     _all_unique(obj, [*updates, *remove], file, path)
-    return _object_ops(doc, obj, layout, updates, remove)
+    ops = _object_ops(doc, obj, layout, updates, remove)
+    return ops + (_detach_ops(doc.text, obj, detach) if detach is not None else [])
+
+
+def _detach_ops(text: str, obj: Container, detach: dict[str, str]) -> list[_Op]:
+    """Delete the comment lines directly above each member named in `detach` (a mutable
+    mapping: the text found is recorded under the key)."""
+    ops: list[_Op] = []
+    for m in obj.members:
+        if m.key not in detach:
+            continue
+        line = text.rfind("\n", 0, m.start) + 1
+        if text[line : m.start].strip(" \t"):
+            continue  # the member does not start its line: nothing above is its own
+        first = line
+        while first > 0:
+            prev = text.rfind("\n", 0, first - 1) + 1
+            said = text[prev:first].strip()
+            if not (said.startswith("//") or (said.startswith("/*") and said.endswith("*/"))):
+                break
+            first = prev
+        if first < line:
+            ops.append((first, line, ""))
+            detach[m.key] = text[first:line]
+    return ops
 
 
 def _all_unique(obj: Container, keys: Sequence[str], file: str, where: list[str]) -> None:

@@ -35,7 +35,7 @@ from mcpsync.edit.yamlspans import (
     line_end_from,
 )
 
-__all__ = ["YamlEditError", "load", "replace_list_items"]
+__all__ = ["STAY", "Comments", "YamlEditError", "load", "replace_list_items"]
 
 
 # Every anchor (`&name` where a node may start), and some text that only looks like one.
@@ -46,6 +46,21 @@ _DOCUMENT_END = re.compile(r"^\.\.\.(?=[ \t\r\n]|$)", re.MULTILINE)
 # --------------------------------------------------------------------------- public API
 
 
+STAY = -1  # Comments.to: the comment lines stay where they are
+
+
+@dataclass(frozen=True)
+class Comments:
+    """What happens to the comment lines directly above a removed item (no blank line
+    between): `to(item)` gives the index of the new item they go above (the same entry,
+    written again), STAY (they stay in place), or None: they go with the item, and are
+    appended to `dropped` as (item, text) for the caller to report. Without a Comments,
+    every comment stays in place."""
+
+    to: Callable[[Any], int | None]
+    dropped: list[tuple[Any, str]]
+
+
 def replace_list_items(
     text: str,
     key: str,
@@ -53,6 +68,7 @@ def replace_list_items(
     new_items: Sequence[Mapping[str, Any]],
     *,
     path: str,
+    comments: Comments | None = None,
 ) -> str:
     """Replace the managed items of the top-level list ``key`` with ``new_items``.
 
@@ -73,7 +89,7 @@ def replace_list_items(
     if not removed and not new_items:
         return text
     new = New.of(new_items)
-    plan = _plan(doc, target, removed, new, path)
+    plan = _plan(doc, target, removed, new, path, _Carry(current, comments))
     out = _finish(body, _apply(body, plan.edits), doc.eol)
     if out == body:
         return text
@@ -150,13 +166,21 @@ class _Plan:
     block: NewBlock | None = None  # new block items, inside one of the edits
 
 
+@dataclass(frozen=True)
+class _Carry:
+    current: list[Any]  # the list's items as loaded
+    comments: Comments | None
+
+
 def _plan(
     doc: Doc,
     target: _Target,
     removed: list[int],
     new: New,
     path: str,
+    carry: _Carry | None = None,
 ) -> _Plan:
+    carry = carry or _Carry([], None)
     if target.is_empty(doc):
         return _plan_fill(doc, target, new, path)
     seq = target.value
@@ -164,7 +188,7 @@ def _plan(
     _check_items_in_order(seq, target.key, path)
     if seq.flow_style:
         return _Plan(plan_flow(doc, seq, removed, new, path))
-    return _plan_block(doc, target, seq, removed, new, path)
+    return _plan_block(doc, target, seq, removed, new, path, carry)
 
 
 def _check_items_in_order(seq: yaml.SequenceNode, key: str, path: str) -> None:
@@ -253,17 +277,20 @@ def _plan_block(
     removed: list[int],
     new: New,
     path: str,
+    carry: _Carry,
 ) -> _Plan:
     items = BlockList(doc.body, seq, path)
     assert target.key_node is not None
     key_col = column_of(doc.body, target.key_node.start_mark.index)
-    block = NewBlock.render(new, items.layout(), doc.eol, key_col) if new.plain else None
+    spans, above = _removed_spans(doc, target.key_node, items, removed, carry)
+    layout = items.layout()
+    block = NewBlock.render(new, layout, doc.eol, key_col, above) if new.plain else None
     text = block.text if block else ""
     if not removed:
         end = items.span(len(seq.value) - 1)[1]
         lead = doc.eol if end == len(doc.body) and not doc.body.endswith("\n") else ""
         return _Plan([(end, end, lead + text)], block)
-    edits = [(*items.span(i), text if i == removed[0] else "") for i in removed]
+    edits = [(*spans[i], text if i == removed[0] else "") for i in removed]
     if len(removed) == len(seq.value) and not new.plain:
         # An emptied list stays a list, not null: `[]` after the key, or after its anchor or
         # tag (`tools: !!seq []`).
@@ -271,6 +298,33 @@ def _plan_block(
         at = max(at, after_properties(doc.body, seq))
         edits.append((at, at, " []"))
     return _Plan(edits, block)
+
+
+def _removed_spans(
+    doc: Doc, key_node: yaml.Node, items: BlockList, removed: list[int], carry: _Carry
+) -> tuple[dict[int, tuple[int, int]], dict[int, str]]:
+    """Each removed item's span, with the comment lines directly above it when the caller
+    says where they go (Comments); and new item index -> the comment lines to put above it."""
+    spans = {i: items.span(i) for i in removed}
+    above: dict[int, str] = {}
+    if carry.comments is None:
+        return spans, above
+    for i in removed:
+        start, end = spans[i]
+        floor = items.span(i - 1)[1] if i else line_end_from(doc.body, key_node.end_mark.index)
+        first = items.comment_above(i, floor)
+        if first == start:
+            continue
+        lines = doc.body[first:start]
+        to = carry.comments.to(carry.current[i])
+        if to == STAY:
+            continue
+        if to is None:
+            carry.comments.dropped.append((carry.current[i], lines))
+        else:
+            above[to] = above.get(to, "") + lines
+        spans[i] = (first, end)
+    return spans, above
 
 
 # --------------------------------------------------------------------------- verification

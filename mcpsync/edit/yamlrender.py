@@ -64,7 +64,21 @@ class NewBlock:
     key_col: int
 
     @classmethod
-    def render(cls, new: New, layout: BlockLayout, eol: str, key_col: int) -> NewBlock:
+    def render(
+        cls,
+        new: New,
+        layout: BlockLayout,
+        eol: str,
+        key_col: int,
+        comments: Mapping[int, str] | None = None,
+    ) -> NewBlock:
+        """`comments`: item index -> comment lines (as found in the file) to put above it."""
+        if comments:
+            with_comments = "".join(
+                comments.get(i, "") + _render_block([item], layout, eol)
+                for i, item in enumerate(new.items)
+            )
+            return cls(with_comments, layout, eol, key_col)
         key = ("block", new.key, layout, eol)
         text = _RENDERED.get(key)
         if text is None:

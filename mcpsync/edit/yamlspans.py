@@ -89,6 +89,17 @@ class BlockList:
         start, dash = self.dash(i)
         return start, _item_end(self.body, nodes[i], limit, dash - start)
 
+    def comment_above(self, i: int, floor: int) -> int:
+        """Where the comment lines directly above item i begin (no blank line between them
+        and its dash, none before `floor`); its dash line's start when there are none."""
+        start = self.dash(i)[0]
+        while start > floor:
+            prev = line_start(self.body, start - 1)
+            if not self.body[prev:start].strip().startswith("#"):
+                break
+            start = prev
+        return start
+
     def layout(self) -> BlockLayout:
         """The siblings' dash column and dash-to-key offset (the first block mapping's)."""
         for i, node in enumerate(self.seq.value):

@@ -6,7 +6,9 @@
 - Launchers: npm -> `npx -y [runtime] id@version [args]`; pypi -> `uvx [runtime] id==version
   [args]`; oci -> `docker run -i --rm [runtime] [-e VAR ...] image:tag [args]`; nuget ->
   `dnx [runtime] id@version --yes [-- args]`. The package's own `version` is used; when it is
-  missing or `latest` the server's version stands in (publishers version both in lockstep).
+  missing the server's version stands in (publishers version both in lockstep). A package
+  whose version says `latest` renders as `latest` unless given the version lock pinned it to
+  (`render(package_version=…)`): the server's version may not exist in its store.
   An oci identifier that already carries `:tag` or `@digest` is run as is, and that tag or
   digest is recorded as the package version.
 - `runtimeHint` is a hint: the launcher always follows `registryType`, because npx, uvx,
@@ -30,10 +32,25 @@ render_custom, the launchers).
 
 from __future__ import annotations
 
-from mcpsync.launch.model import LAUNCHABLE, REMOTE_TRANSPORTS, TRANSPORTS, Launch, LaunchOptions
-from mcpsync.launch.rendering import choose, render, render_custom, unused_inputs
+from mcpsync.launch.model import (
+    LATEST,
+    LAUNCHABLE,
+    REMOTE_TRANSPORTS,
+    TRANSPORTS,
+    Launch,
+    LaunchOptions,
+)
+from mcpsync.launch.rendering import (
+    argument_notes,
+    choose,
+    render,
+    render_custom,
+    unused_inputs,
+)
 
 __all__ = [
+    "LATEST",
+    "argument_notes",
     "LAUNCHABLE",
     "REMOTE_TRANSPORTS",
     "TRANSPORTS",

@@ -5,6 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+# A package version that names no version (server.json packages that say "latest"); lock pins
+# the store's current version in its place (resolve.py), or refuses.
+LATEST = "latest"
+
 
 @dataclass(frozen=True)
 class LaunchOptions:

@@ -25,7 +25,14 @@ from mcpsync.launch.checks import (
     server_context,
     transport_type,
 )
-from mcpsync.launch.model import LAUNCHABLE, REMOTE_TRANSPORTS, TRANSPORTS, Launch, LaunchOptions
+from mcpsync.launch.model import (
+    LATEST,
+    LAUNCHABLE,
+    REMOTE_TRANSPORTS,
+    TRANSPORTS,
+    Launch,
+    LaunchOptions,
+)
 from mcpsync.launch.values import (
     UnusedInput,
     render_arguments,
@@ -105,12 +112,18 @@ def _preferences(opts: LaunchOptions) -> tuple[tuple[str, str | None], ...]:
 
 
 def render(
-    server: Mapping[str, Any], opts: LaunchOptions, *, image_digest: str | None = None
+    server: Mapping[str, Any],
+    opts: LaunchOptions,
+    *,
+    image_digest: str | None = None,
+    package_version: str | None = None,
 ) -> Launch:
     """Render the launch for `server` (a server.json) as mcp.toml's `opts` ask.
 
     `image_digest` ("sha256:…", the manifest digest recorded in mcp.lock) pins an OCI image:
-    docker then runs `image:tag@sha256:…`, exactly those bytes. Other launches ignore it."""
+    docker then runs `image:tag@sha256:…`, exactly those bytes. Other launches ignore it.
+    `package_version`: the version a package whose server.json says `latest` is pinned to
+    (its store's current version at lock time); without it such a launch names `latest`."""
     ctx = server_context(server, opts)
     check_user_inputs(ctx)
     kind, entry = choose(server, opts)
@@ -125,7 +138,7 @@ def render(
             f"(it launches {', '.join(LAUNCHABLE)} packages and remotes)",
             hint=f"declare it with command/args under [servers.{opts.alias}] in mcp.toml",
         )
-    return _render_package(ctx, server, entry, registry_type, image_digest)
+    return _render_package(ctx, server, entry, registry_type, image_digest, package_version)
 
 
 def unused_inputs(server: Mapping[str, Any], opts: LaunchOptions) -> list[UnusedInput]:
@@ -137,6 +150,44 @@ def unused_inputs(server: Mapping[str, Any], opts: LaunchOptions) -> list[Unused
         return unused_keys(ctx, kind, entry)
     except InputError:  # data render() did not need (an mcpb's arguments): no advice, no failure
         return []
+
+
+def argument_notes(server: Mapping[str, Any], opts: LaunchOptions) -> list[str]:
+    """The arguments of the package `render` chooses whose command line the server.json schema
+    leaves open, one sentence each, for lock to warn about. mcpsync renders a named argument
+    as two words, `NAME VALUE`, with NAME as given: the schema says `name` includes its leading
+    dashes, while it also calls a named argument "`--flag={value}`"."""
+    kind, entry = choose(server, opts)
+    if kind == "remote":
+        return []
+    notes = []
+    for key in ("runtimeArguments", "packageArguments"):
+        specs = entry.get(key)
+        for spec in specs if isinstance(specs, list) else []:
+            note = _argument_note(spec, key) if isinstance(spec, Mapping) else None
+            if note is not None:
+                notes.append(note)
+    return notes
+
+
+def _argument_note(spec: Mapping[str, Any], key: str) -> str | None:
+    name, kind = spec.get("name"), spec.get("type")
+    if kind not in ("named", "positional"):
+        shape = "named" if name else "positional"
+        return f"an argument in {key} has no `type`; it is read as {shape} from its shape"
+    if kind != "named" or not isinstance(name, str) or not name:
+        return None
+    if not name.startswith("-"):
+        return (
+            f"named argument {name!r} ({key}) has no leading dash; as the schema says `name` "
+            f"includes its dashes, it is passed as `{name} VALUE`, not `--{name} VALUE`"
+        )
+    if name.endswith("="):
+        return (
+            f"named argument {name!r} ({key}) ends in '='; it is passed as `{name} VALUE` "
+            "(two words), which a server expecting one word will not read"
+        )
+    return None
 
 
 def render_custom(opts: LaunchOptions, *, command: str | None, url: str | None) -> Launch:
@@ -190,6 +241,7 @@ def _render_package(
     pkg: Mapping[str, Any],
     registry_type: str,
     image_digest: str | None = None,
+    package_version: str | None = None,
 ) -> Launch:
     identifier = check_identifier(ctx, field_text(ctx, pkg, "identifier"), registry_type)
     env, secrets, env_values, optional = render_env(ctx, pkg)
@@ -201,7 +253,7 @@ def _render_package(
     )
     parts = _Rendered(
         identifier=identifier,
-        version=_package_version(ctx, server, pkg),
+        version=_package_version(ctx, server, pkg, package_version),
         runtime=tuple(runtime),
         package=tuple(package),
         env=env,
@@ -227,11 +279,18 @@ def _render_package(
     )
 
 
-def _package_version(ctx: Ctx, server: Mapping[str, Any], pkg: Mapping[str, Any]) -> str:
-    """The package's own version; the server's when the package omits it or says `latest`."""
+def _package_version(
+    ctx: Ctx, server: Mapping[str, Any], pkg: Mapping[str, Any], pinned: str | None = None
+) -> str:
+    """The package's own version; the server's when the package omits it. One that says
+    `latest` (off-schema, but real) is no version: `pinned` (what lock resolved it to) stands
+    in, else it stays LATEST, which lock resolves or refuses; the server's version may not
+    exist in the package's store at all."""
     version = field_text(ctx, pkg, "version")
-    if not version or version == "latest":
+    if not version:
         version = field_text(ctx, server, "version")
+    elif version == LATEST:
+        version = pinned or LATEST
     return check_version(ctx, version)
 
 

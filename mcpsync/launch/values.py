@@ -308,19 +308,37 @@ def _header_value(
         return given[1]
     template = field_text(ctx, spec, "value")
     if secret:
-        return _secret_template(ctx, template, name)
+        return _secret_template(ctx, spec, template, name)
     if template is not None:
         text, missing = _fill(ctx, template, declared, lookup)
         if not missing:
             return text
-    return reference(env_name(name)) if required else None
+    return _header_reference(ctx, spec, name) if required else None
 
 
-def _secret_template(ctx: Ctx, template: str | None, name: str) -> str:
+_SCHEMES = ("Bearer", "Basic", "Token", "Bot")  # HTTP auth schemes a description may name
+_SCHEME_WORD = re.compile(r"\b(" + "|".join(_SCHEMES) + r")\b", re.IGNORECASE)
+
+
+def _header_reference(ctx: Ctx, spec: Mapping[str, Any], name: str) -> str:
+    """A header the registry gives no template for: one reference named after the header,
+    except `Authorization`, whose value is a scheme and a credential. `${AUTHORIZATION}` would
+    be one variable shared by every such server, holding "Bearer " as well; so the scheme
+    stays in the template (the one the description names, else Bearer, RFC 6750's, which
+    OAuth and nearly every MCP remote use) and the variable is named for the server:
+    `Bearer ${GITHUB_TOKEN}`."""
+    if name.lower() != "authorization":
+        return reference(env_name(name))
+    said = _SCHEME_WORD.search(field_text(ctx, spec, "description") or "")
+    scheme = next(s for s in _SCHEMES if s.lower() == said.group(1).lower()) if said else "Bearer"
+    return f"{scheme} {reference(env_name(ctx.opts.alias + '_TOKEN'))}"
+
+
+def _secret_template(ctx: Ctx, spec: Mapping[str, Any], template: str | None, name: str) -> str:
     """A secret header keeps the registry's wording ("Bearer {token}") with every placeholder
     as a reference ("Bearer ${TOKEN}"); without placeholders it is one reference."""
     if template is None or not _PLACEHOLDER.search(template):
-        return reference(env_name(name))
+        return _header_reference(ctx, spec, name)
 
     def substitute(match: re.Match[str]) -> str:
         key = match.group(1)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from mcpsync.manifest import TargetSpec
 from mcpsync.targets.base import Target
 
 if TYPE_CHECKING:
+    from mcpsync.lockfile import LockedServer
     from mcpsync.targets.clients import ClientFormat
 
 # kind -> "module:class"; modules are imported only for kinds a project uses
@@ -60,3 +62,45 @@ def client_format(kind: str) -> ClientFormat:
     from mcpsync.targets.clients import CLIENTS
 
     return CLIENTS[kind]
+
+
+def rendered(
+    spec: TargetSpec, servers: Sequence[LockedServer]
+) -> dict[str, tuple[str, dict[str, Any]]]:
+    """alias -> (entry name, the entry `sync` writes for it in this target), through each
+    target kind's own renderer, with no file to read (mcp.lock export, `import` telling
+    entries sync wrote). Raises InputError as sync would."""
+    from mcpsync.targets.base import label, mapped_names, selected
+
+    where = label(spec)
+    if spec.kind.startswith("holodeck-"):
+        from mcpsync.targets import holodeck
+
+        named = mapped_names(selected(spec, servers), spec, holodeck.NAME_PATTERN, dash="_")
+        return {s.alias: (n, holodeck.render_entry(n, s, where)) for n, s in named.items()}
+    from mcpsync.targets.clients import NAME_PATTERN, render_all
+
+    style, render = _client_renderer(spec.kind)
+    out = render_all(spec, servers, style, render, {}).entries
+    named = mapped_names(selected(spec, servers), spec, NAME_PATTERN)
+    return {s.alias: (n, out[n]) for n, s in named.items()}
+
+
+def _client_renderer(kind: str) -> tuple[Any, Any]:
+    if kind == "vscode":
+        from mcpsync.targets.vscode import VSCODE
+
+        return VSCODE.style, VSCODE.render
+    if kind == "codex":
+        from mcpsync.targets import codex
+        from mcpsync.targets.render import no_syntax
+
+        return no_syntax, codex.render  # key order is no matter to the callers
+    from mcpsync.targets.clients import CLIENTS
+
+    fmt = CLIENTS.get(kind)
+    if fmt is None:
+        from mcpsync.errors import InputError
+
+        raise InputError(f"mcp.toml: target kind '{kind}' is not supported yet")
+    return fmt.style, fmt.render

@@ -11,7 +11,7 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -45,6 +45,7 @@ class FileChange:
     notes: tuple[str, ...] = ()  # what the user should know about this file (not errors)
     stamp: str | None = None  # digest of everything but the file's text that `new` depends on
     foreign: tuple[Foreign, ...] = ()  # entries mcpsync did not write that `new` takes over
+    kind: str = ""  # the target's kind, for advice that differs per client
 
     @functools.cached_property
     def real(self) -> Path:  # asked for several times per run; realpath costs a syscall a part
@@ -73,6 +74,9 @@ class SyncContext:
     adopt: bool = False  # replace the user's own entries of a name the lock writes
     # real path -> entries mcpsync did not write that the planned change replaces or removes
     found: dict[Path, list[Foreign]] = field(default_factory=dict)
+    # real paths of files no declared target writes any more (targets/removed.py): only the
+    # entries this project wrote there are removed; nothing else in them is sync's
+    released: set[Path] = field(default_factory=set)
 
     def real(self, path: Path) -> Path:
         """real_target(path), resolved once a run (the stamps and the read cache both ask)."""
@@ -102,11 +106,15 @@ class SyncContext:
         return self.files[real]
 
     def resolve(self, raw: str) -> Path:
-        """A target `path` from mcp.toml: `~` is home, relative is relative to mcp.toml."""
-        if raw.startswith("~"):
-            return self.home / raw[1:].lstrip("/\\")
-        path = Path(raw)
-        return path if path.is_absolute() else self.root / path
+        return resolve_path(raw, self.root, self.home)
+
+
+def resolve_path(raw: str, root: Path, home: Path) -> Path:
+    """A target `path` from mcp.toml: `~` is home, relative is relative to mcp.toml."""
+    if raw.startswith("~"):
+        return home / raw[1:].lstrip("/\\")
+    path = Path(raw)
+    return path if path.is_absolute() else root / path
 
 
 class Target(Protocol):
@@ -147,6 +155,8 @@ def removals(
     from mcpsync import ownership
 
     if not shared:
+        if ctx.real(path) in ctx.released:
+            return (ctx.recorded(path) & set(existing)) - set(entries)
         ctx.take(path, ownership.foreign(ctx.recorded(path), existing.items(), entries))
         return set(existing) - set(entries)
     taken: list[Foreign] = []
@@ -178,19 +188,58 @@ def map_change(
     would hold no entry (an empty one is not created)."""
     if old is None and not entries:
         return []
-    return [FileChange(path, old, new, label(spec), tuple(entries), shared, missing_env)]
+    return [
+        FileChange(path, old, new, label(spec), tuple(entries), shared, missing_env, kind=spec.kind)
+    ]
 
 
 def label(spec: TargetSpec) -> str:
+    if spec.index < 0:  # the files of a target mcp.toml no longer has (targets/removed.py)
+        return f"{spec.kind} (removed target)"
     return f"{spec.kind} (target #{spec.index + 1})"
 
 
 def selected(spec: TargetSpec, servers: Sequence[LockedServer]) -> list[LockedServer]:
-    """The target's `servers` subset, in lock (alias) order."""
-    if spec.servers is None:
-        return list(servers)
-    wanted = set(spec.servers)
-    return [s for s in servers if s.alias in wanted]
+    """The target's `servers` subset less its `exclude`, in lock (alias) order."""
+    wanted = None if spec.servers is None else set(spec.servers)
+    return [
+        s for s in servers if (wanted is None or s.alias in wanted) and s.alias not in spec.exclude
+    ]
+
+
+Defaults = Callable[[Mapping[str, Any]], Mapping[str, Any]]  # entry -> what absent keys mean
+
+
+def stdio_defaults(*, type_key: bool) -> Defaults:
+    """What a client reads for keys a stdio or remote entry leaves out: no args, no env, no
+    headers; `type: stdio` for clients whose entries carry a type (Claude Code, VS Code)."""
+
+    def defaults(entry: Mapping[str, Any]) -> Mapping[str, Any]:
+        if "command" in entry:
+            return {"args": [], "env": {}, **({"type": "stdio"} if type_key else {})}
+        return {"headers": {}}
+
+    return defaults
+
+
+def same_entry(existing: Any, rendered: Mapping[str, Any], defaults: Defaults) -> bool:
+    """`existing` says what `rendered` says once each side's absent keys read as the client's
+    defaults: `{"command": "npx", ...}` written by hand is the entry sync renders as
+    `{"type": "stdio", "command": "npx", ...}`, not someone else's."""
+    if not isinstance(existing, dict) or existing == rendered:
+        return existing == rendered
+    return {**defaults(existing), **existing} == {**defaults(rendered), **rendered}
+
+
+def keep_same(
+    existing: Mapping[str, Any], entries: dict[str, Any], defaults: Defaults
+) -> dict[str, Any]:
+    """`entries` with each one that is the same as the file's entry of that name (same_entry)
+    replaced by the file's own: nothing to rewrite, and nothing to refuse as foreign."""
+    return {
+        name: existing[name] if same_entry(existing.get(name), entry, defaults) else entry
+        for name, entry in entries.items()
+    }
 
 
 def references(value: str) -> list[str]:

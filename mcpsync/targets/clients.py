@@ -26,14 +26,17 @@ from mcpsync.errors import InputError
 from mcpsync.lockfile import LockedServer
 from mcpsync.manifest import TargetSpec
 from mcpsync.targets.base import (
+    Defaults,
     FileChange,
     SyncContext,
+    keep_same,
     label,
     map_change,
     mapped_names,
     references,
     removals,
     selected,
+    stdio_defaults,
 )
 from mcpsync.targets.render import (
     RefStyle,
@@ -59,6 +62,8 @@ class ClientFormat:
     map_key: tuple[str, ...] = ("mcpServers",)  # where the server map lives in the file
     comments: bool = False  # the client reads JSONC (comments, trailing commas)
     project_file: str | None = None  # relative to mcp.toml; None: the client has no project file
+    # what the client reads for keys an entry leaves out (an entry equal up to them is ours)
+    defaults: Defaults = stdio_defaults(type_key=False)
 
 
 # ------------------------------------------------------------------------ platform paths
@@ -168,6 +173,7 @@ CLIENTS: dict[str, ClientFormat] = {
             user_file=in_home(".claude.json"),
             style=dollar_brace,
             render=claude_code,
+            defaults=stdio_defaults(type_key=True),  # `claude mcp add` writes it; not needed
         ),
         ClientFormat(
             kind="cursor",
@@ -247,8 +253,10 @@ def render_all(
     style: RefStyle,
     render: Callable[[Renderer], dict[str, Any]],
     existing: dict[str, Any],
+    defaults: Defaults | None = None,
 ) -> Rendered:
-    """Every selected server's entry; with no reference syntax, hand-filled values are kept."""
+    """Every selected server's entry; with no reference syntax, hand-filled values are kept;
+    with `defaults`, an entry the file already holds up to them is kept as the file has it."""
     named = mapped_names(selected(spec, servers), spec, NAME_PATTERN)
     entries: dict[str, Any] = {}
     missing: set[str] = set()
@@ -257,10 +265,28 @@ def render_all(
         entry = render(r)
         missing.update(keep_filled(entry, existing.get(name), r))
         entries[name] = entry
+    if defaults is not None:
+        entries = keep_same(existing, entries, defaults)
     return Rendered(entries, tuple(sorted(missing)))
 
 
 # ------------------------------------------------------------------------ the target
+
+
+def detached(ctx: SyncContext, path: Path) -> dict[str, str]:
+    """The keys whose comment lines go with them (JSONC files): entries mcpsync did not
+    write that `--adopt` replaces or removes; the comment described those, not what sync
+    writes in their place (the report shows it). Filled by the editor with what it found."""
+    return dict.fromkeys((f.name for f in ctx.found.get(ctx.real(path), [])), "")
+
+
+def with_comments(ctx: SyncContext, path: Path, detach: dict[str, str]) -> None:
+    """Attach the comments that went with taken-over entries, for the adopt report."""
+    from dataclasses import replace
+
+    real = ctx.real(path)
+    if real in ctx.found:
+        ctx.found[real] = [replace(f, comment=detach.get(f.name, "")) for f in ctx.found[real]]
 
 
 @dataclass
@@ -283,12 +309,21 @@ class ClientTarget:
         text = old or ""
         data = jsonedit.load(text, path=str(path), comments=fmt.comments)
         existing = self.server_map(data, path)
-        out = render_all(self.spec, servers, fmt.style, fmt.render, existing)
+        out = render_all(self.spec, servers, fmt.style, fmt.render, existing, fmt.defaults)
         shared = scope == "user"
         remove = removals(self.spec, ctx, path, existing, out.entries, shared=shared)
+        detach = detached(ctx, path) if fmt.comments else None
         new = jsonedit.update_object(
-            text, fmt.map_key, out.entries, file=str(path), comments=fmt.comments, remove=remove
+            text,
+            fmt.map_key,
+            out.entries,
+            file=str(path),
+            comments=fmt.comments,
+            remove=remove,
+            detach=detach,
         )
+        if detach:
+            with_comments(ctx, path, detach)
         kept = {k: v for k, v in existing.items() if k not in remove} | out.entries
         new = self.finish(new, path, data, kept, out)
         return map_change(

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcpsync.errors import InputError, McpsyncError
+from mcpsync.launch.checks import env_name
 from mcpsync.lockfile import LockedServer
 from mcpsync.manifest import TargetSpec, parse_toml
 from mcpsync.targets.base import (
@@ -40,6 +41,7 @@ from mcpsync.targets.base import (
     map_change,
     references,
     removals,
+    stdio_defaults,
 )
 from mcpsync.targets.clients import file_of, render_all, scope_of
 from mcpsync.targets.render import Renderer, no_syntax
@@ -101,9 +103,22 @@ def _header(r: Renderer, out: dict[str, Any], name: str, value: str) -> None:
             f"its header {name} is {value!r}; Codex reads a header either whole from one "
             "environment variable (env_http_headers) or as `Bearer` + one variable "
             "(bearer_token_env_var)",
-            hint='set the header in mcp.toml to "${NAME}" and export NAME with the whole '
-            "value, or leave the server out of this target with `servers = [...]`",
+            hint=_whole_value_hint(r.server.alias, name, value),
         )
+
+
+def _whole_value_hint(alias: str, name: str, value: str) -> str:
+    """Say what the variable must then hold, prefix and all (`Basic …`), not just its name."""
+    var = env_name(f"{alias}_{name}")
+    shape = REFERENCE_RE.sub("…", value)
+    return (
+        f'set the header in mcp.toml to "${{{var}}}" and export {var} with the whole value, '
+        f"prefix included ({var}='{shape}'), or leave the server out of this target with "
+        "`exclude = [...]`"
+    )
+
+
+DEFAULTS = stdio_defaults(type_key=False)  # Codex: no args, no env when left out
 
 
 def _order(entry: dict[str, Any]) -> dict[str, Any]:
@@ -124,7 +139,7 @@ class CodexTarget:
         doc = _parse(text, path)
         data = doc.unwrap()
         existing = _servers(data, path)
-        out = render_all(self.spec, servers, no_syntax, render, existing)
+        out = render_all(self.spec, servers, no_syntax, render, existing, DEFAULTS)
         entries = {name: _order(entry) for name, entry in out.entries.items()}
         shared = scope == "user"
         remove = removals(self.spec, ctx, path, existing, entries, shared=shared)

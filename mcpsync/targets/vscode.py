@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpsync.errors import InputError
+from mcpsync.targets.base import stdio_defaults
 from mcpsync.targets.clients import ClientFormat, ClientTarget, Rendered, vscode_user
 from mcpsync.targets.render import Renderer
 
@@ -60,6 +61,7 @@ VSCODE = ClientFormat(
     user_file=vscode_user,
     style=reference,
     render=render,
+    defaults=stdio_defaults(type_key=True),  # a `command` entry without `type` is stdio
 )
 
 

@@ -1,0 +1,94 @@
+"""Which hosts have kept mcpsync waiting: a request in flight and no answer for a while.
+
+httpfetch.Fetcher marks each request here (`request`, `answered`); the CLI's `Watch` says once
+per host, after ~2 s without an answer, what it is waiting for and how long it will wait at
+most, so a registry that accepts connections and never answers is not a silent hang.
+Standard library only: the CLI starts a Watch for every command, network or not.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import TracebackType
+
+AFTER = 2.0  # seconds without an answer before the CLI says what it waits for
+
+_lock = threading.Lock()
+_quiet: dict[str, float] = {}  # host -> since when it has been asked and has not answered
+_busy: dict[str, int] = {}  # host -> requests in flight
+_budget: dict[str, float] = {}  # host -> the longest one request (with its retries) may take
+
+
+@dataclass(frozen=True)
+class Silence:
+    host: str
+    seconds: float  # without an answer so far
+    budget: float  # the most a request to it takes before it fails
+
+
+@contextmanager
+def request(host: str, budget: float) -> Iterator[None]:
+    """Around one attempt: `host` is asked. A timeout does not end its silence (the retry
+    waits on), `answered` does; a silence older than a whole request's budget is an earlier
+    request's, and starts again."""
+    now = time.monotonic()
+    with _lock:
+        since = _quiet.get(host)
+        if since is None or (not _busy.get(host) and now - since > budget):
+            _quiet[host] = now
+        _busy[host] = _busy.get(host, 0) + 1
+        _budget[host] = budget
+    try:
+        yield
+    finally:
+        with _lock:
+            _busy[host] -= 1
+
+
+def answered(host: str) -> None:
+    with _lock:
+        _quiet.pop(host, None)
+
+
+def silent(after: float = AFTER) -> list[Silence]:
+    """The hosts with a request in flight that have not answered for `after` seconds."""
+    now = time.monotonic()
+    with _lock:
+        return [
+            Silence(host, now - since, _budget.get(host, 0.0))
+            for host, since in sorted(_quiet.items())
+            if _busy.get(host, 0) > 0 and now - since >= after
+        ]
+
+
+class Watch:
+    """A daemon thread, for one command: `tell(silence)` once per host that keeps it
+    waiting. Stops (and joins) on exit, so nothing is printed after the command."""
+
+    def __init__(self, tell: Callable[[Silence], None], *, every: float = 0.25) -> None:
+        self._tell = tell
+        self._every = every
+        self._stop = threading.Event()
+        self._told: set[str] = set()
+        self._thread = threading.Thread(target=self._run, name="mcpsync-watch", daemon=True)
+
+    def __enter__(self) -> Watch:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._every):
+            for silence in silent():
+                if silence.host not in self._told:
+                    self._told.add(silence.host)
+                    self._tell(silence)
