@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from mcpsync import procgroup
 from mcpsync.errors import McpsyncError
 from mcpsync.launch.checks import REFERENCE
 from mcpsync.lockfile import LockedServer
@@ -108,19 +108,12 @@ def _version(command: str, path: str | None) -> str | None:
     found = shutil.which(command, path=path)
     if found is None:
         return None
-    try:
-        done = subprocess.run(
-            [found, "--version"],
-            capture_output=True,
-            text=True,
-            timeout=VERSION_TIMEOUT,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-        lines = (done.stdout or done.stderr).strip().splitlines()
-        said = lines[0].strip() if lines else "version unknown"
-    except (OSError, subprocess.TimeoutExpired):
-        said = "version unknown"
+    try:  # in a group of its own: a wrapper that leaves a child behind cannot hold us up
+        done = procgroup.run([found, "--version"], timeout=VERSION_TIMEOUT)
+    except OSError:
+        done = procgroup.Finished(None, "", "")
+    lines = (done.stdout or done.stderr).strip().splitlines()
+    said = lines[0].strip() if lines and done.returncode is not None else "version unknown"
     return f"{command} {said} ({found})"
 
 

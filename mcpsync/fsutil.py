@@ -7,7 +7,6 @@ import contextlib
 import os
 import re
 import stat
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -171,6 +170,8 @@ def atomic_write(path: Path, text: str) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         mode = _mode_for(target)
+        import tempfile  # here: a run that writes nothing (a no-op lock) never needs it
+
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as exc:
         raise EnvFailure(f"Cannot write {path}: {exc.strerror}. File not modified.") from None

@@ -13,6 +13,7 @@ import email.utils
 import random
 import re
 import ssl
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -21,13 +22,17 @@ from datetime import timezone
 from http import HTTPStatus
 from typing import Any, Protocol, TypeVar
 
-import httpx
-
 from mcpsync import __version__, waiting
 from mcpsync.errors import EnvFailure
 from mcpsync.pool import concurrently
 
-__all__ = ["Fetcher", "Reply", "Sink", "Transient", "concurrently"]
+# httpx imports its command-line client (click, rich, pygments) whenever they are installed, as
+# they are next to the mcp extra; mcpsync never runs it, and it cost 30-60 ms of every networked
+# command's start-up. The other modules take httpx from here, so this line comes first.
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+import httpx as httpx  # noqa: E402  (re-exported: the one place httpx is imported)
+
+__all__ = ["Fetcher", "Reply", "Sink", "Transient", "concurrently", "httpx"]
 
 T = TypeVar("T")
 _SECONDS = re.compile(r"\d+(\.\d+)?")
@@ -60,7 +65,10 @@ BUDGET = 3  # one request, with its retries, takes at most this many timeouts
 
 
 class Fetcher:
-    """One pooled httpx.Client shared by all threads, and the retry loop around it.
+    """The retry loop around one httpx.Client per thread, each with its own keep-alive
+    connection: httpcore's shared pool scans every connection and waiting request on each
+    request and response, which made 100 requests in flight cost more CPU than they saved.
+    The CA bundle is loaded once and its context shared by all of them.
 
     `retries` is how many times a failed attempt is tried again (so 1 + retries attempts), as
     long as the request, retries and backoff included, stays within BUDGET × `timeout`: a
@@ -88,25 +96,37 @@ class Fetcher:
         self.concurrency = concurrency
         self.max_bytes = max_bytes
         self._count = 0
-        self._count_lock = threading.Lock()
-        self._client = httpx.Client(
-            timeout=httpx.Timeout(timeout),
-            # One connection per worker: the pool never makes a worker wait.
-            limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency),
-            headers={"User-Agent": f"mcpsync/{__version__}", **(headers or {})},
-            follow_redirects=True,
-            transport=transport,
-            verify=verify,
-            auth=auth,
-        )
+        self._lock = threading.Lock()
+        self._options: dict[str, Any] = {
+            "timeout": httpx.Timeout(timeout),
+            "headers": {"User-Agent": f"mcpsync/{__version__}", **(headers or {})},
+            "follow_redirects": True,
+            "transport": transport,
+            "verify": verify if isinstance(verify, ssl.SSLContext) else _context(verify),
+            "auth": auth,
+        }
+        self._mine = threading.local()
+        self._clients: list[httpx.Client] = []
 
     @property
     def request_count(self) -> int:
-        with self._count_lock:
+        with self._lock:
             return self._count
 
     def close(self) -> None:
-        self._client.close()
+        with self._lock:
+            clients, self._clients = self._clients, []
+        for client in clients:
+            client.close()
+
+    def _client(self) -> httpx.Client:
+        """This thread's client (a thread makes one request at a time, so one connection)."""
+        client: httpx.Client | None = getattr(self._mine, "client", None)
+        if client is None:
+            client = self._mine.client = httpx.Client(**self._options)
+            with self._lock:
+                self._clients.append(client)
+        return client
 
     # --- the retry loop ---------------------------------------------------------------------
 
@@ -153,7 +173,7 @@ class Fetcher:
         """One GET. Network failures and 429/5xx raise Transient; any other status is returned.
         A body over the cap raises too_large(); a request that cannot work (a redirect loop,
         an unusable URL) raises unusable(reason)."""
-        with self._count_lock:
+        with self._lock:
             self._count += 1
         deadline = time.monotonic() + self.timeout
         cap = self.max_bytes if max_bytes is None else max_bytes
@@ -161,7 +181,7 @@ class Fetcher:
         try:
             with (
                 waiting.request(host, self.budget),
-                self._client.stream("GET", url, headers=headers) as response,
+                self._client().stream("GET", url, headers=headers) as response,
             ):
                 waiting.answered(host)
                 body, size = _read(response, cap, deadline, too_large, sink)
@@ -269,6 +289,11 @@ def detail(body: bytes) -> str:
 
 def text(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
+
+
+def _context(verify: bool) -> ssl.SSLContext:
+    """What httpx would build for `verify` (SSL_CERT_FILE / SSL_CERT_DIR honoured), once."""
+    return httpx.create_ssl_context(verify=verify)
 
 
 def tls_for(url: str) -> ssl.SSLContext | bool:

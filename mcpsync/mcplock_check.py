@@ -40,6 +40,14 @@ SURFACE_FIELDS = ("name", "description", "inputSchema")
 REQUIRED = ("name", "version", "client", "source", "target", "configDigest", "resolvedAt")
 REQUIRED_TAIL = ("lockedAt", "integrity")
 STATUSES = ("passed", "failed", "declared", "unavailable")
+# The members §4 defines for each target type (and §4.1's artifact): what an Enforcer compares.
+# §10: a later revision may add optional members; they are accepted and covered by integrity,
+# but a re-resolved target cannot be expected to carry what this reader does not know.
+TARGET_MEMBERS = {
+    "package": ("type", "registryType", "identifier", "version", "transport", "artifact"),
+    "remote": ("type", "transport", "url", "headerSecretNames"),
+}
+ARTIFACT_MEMBERS = ("digest", "method")
 
 
 @dataclass(frozen=True)
@@ -314,11 +322,13 @@ def _entry_drift(
 ) -> list[Violation]:
     out: list[Violation] = []
     now = core.fields
-    if entry["version"] != now["version"] or digest(entry["target"]) != digest(now["target"]):
+    changed = _target_changes(entry["target"], now["target"])
+    if entry["version"] != now["version"]:
+        changed.insert(0, "version")
+    if changed:
         detail = f"pinned {_show(entry['target'])} {entry['version']}, now {_show(now['target'])}"
-        out.append(
-            Violation("target-changed", f"{where}.target", detail + f" {now['version']}", label)
-        )
+        detail += f" {now['version']} ({', '.join(changed)})"
+        out.append(Violation("target-changed", f"{where}.target", detail, label))
     if entry["configDigest"] != now["configDigest"]:
         detail = f"the generated config now digests to {now['configDigest']}"
         out.append(Violation("config-digest-mismatch", f"{where}.configDigest", detail, label))
@@ -357,6 +367,22 @@ def _surface_drift(
         return []
     detail = f"pinned {pinned['hash']}, the tools now hash to {now}"
     return [Violation("surface-hash-mismatch", f"{where}.surface.hash", detail, label)]
+
+
+def _target_changes(pinned: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
+    """The members §4 defines that differ (as `target.<member>`); unknown ones are skipped."""
+    defined = TARGET_MEMBERS.get(now["type"], ())
+    return [
+        f"target.{key}"
+        for key in defined
+        if _defined(key, pinned.get(key)) != _defined(key, now.get(key))
+    ]
+
+
+def _defined(key: str, value: Any) -> Any:
+    if key == "artifact" and isinstance(value, Mapping):
+        return {k: value[k] for k in ARTIFACT_MEMBERS if k in value}
+    return value
 
 
 def _show(target: Mapping[str, Any]) -> str:

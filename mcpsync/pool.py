@@ -1,11 +1,11 @@
 """A bounded thread pool for batches of network work, with one error-order rule. No imports
-beyond the standard library, so offline code paths can use it without loading httpx."""
+beyond the standard library, so offline code paths can use it without loading httpx; and
+concurrent.futures (which brings logging and queue) only once a batch runs on threads."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -25,6 +25,8 @@ def concurrently(
     abort = threading.Event()
     if len(items) <= 1:
         return [work(item, abort) for item in items]
+    from concurrent.futures import ThreadPoolExecutor
+
     workers = min(concurrency, len(items))
     with ThreadPoolExecutor(workers, thread_name_prefix=name) as pool:
         futures = [pool.submit(work, item, abort) for item in items]

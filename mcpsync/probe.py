@@ -1,9 +1,12 @@
 """Start locked servers and read their tool surface: initialize + tools/list, bounded in time.
 
-Through the `mcp` SDK's own clients (stdio, streamable HTTP, SSE), imported here only, so only
-`probe` and `verify --surface` need the `mcpsync[mcp]` extra. The SDK's stdio client starts the
-server in its own process group and kills that group when the session ends, also when our
-timeout cancels it: a server that hangs or exits leaves no process behind.
+Through the `mcp` SDK's session and its remote clients (streamable HTTP, SSE), imported here
+only, so only `probe` and `verify --surface` need the `mcpsync[mcp]` extra. A stdio server is
+started here, as the leader of a process group of its own (mcpsync.procgroup), and on every
+way out (answer, timeout, early exit, error, Ctrl-C) the whole group is stopped and the
+leader reaped: a server that hangs, exits or forks leaves no process behind. The server we
+start is the server: when it exits, the probe fails at once with its exit code, even if a
+child it left still holds its stdout.
 
 Values come from the environment only: a launch's `${NAME}` references (env, args, url,
 headers) are filled from os.environ, and a missing one is an error naming it. The server gets
@@ -20,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from mcpsync import procgroup
 from mcpsync.errors import EnvFailure, InputError
 from mcpsync.launch.checks import REFERENCE
 from mcpsync.lockfile import LockedServer
@@ -30,6 +34,8 @@ CONCURRENCY = 8  # servers started at once; each is a process (npx, uvx, docker)
 STDERR_TAIL = 3  # lines of a failed server's stderr shown in its one-line error
 TAIL_CHARS = 400
 INSTALL_HINT = "pip install 'mcpsync[mcp]'"
+CLOSE_GRACE = 1.0  # seconds a server that answered gets to exit after its stdin closes
+EXIT_GRACE = 0.5  # seconds to learn a server's exit code after its stdout closed
 
 
 @dataclass(frozen=True)
@@ -77,7 +83,11 @@ def probe_all(
             for server in servers:
                 tasks.start_soon(one, server)
 
-    anyio.run(main)
+    others = procgroup.live()  # groups something else in this process runs
+    try:
+        anyio.run(main)
+    finally:  # an interrupt that tore the loop down before a group's own teardown ran
+        procgroup.stop_all(besides=others)
     return [results[s.alias] for s in servers]
 
 
@@ -105,6 +115,10 @@ async def _probe(
         try:
             with anyio.fail_after(timeout):
                 tools = await _list_tools(launch, root, errlog)
+        except _Exited as exc:
+            return failed(
+                f"the server exited with code {exc.code} before answering" + _tail(errlog)
+            )
         except TimeoutError:
             return failed(
                 f"no answer to initialize + tools/list within {timeout:g}s" + _tail(errlog)
@@ -197,22 +211,17 @@ async def _list_tools(launch: Mapping[str, Any], root: Path, errlog: IO[str]) ->
 
     from mcp.client.session import ClientSession
 
+    if launch["transport"] == "stdio":
+        return await _stdio_tools(launch, root, errlog)
     async with AsyncExitStack() as stack:
-        transport = await _transport(stack, launch, root, errlog)
+        transport = await _remote(stack, launch)
         read, write = await stack.enter_async_context(transport)
         session = await stack.enter_async_context(ClientSession(read, write))
         await session.initialize()
         return await _all_tools(session)
 
 
-async def _transport(stack: Any, launch: Mapping[str, Any], root: Path, errlog: IO[str]) -> Any:
-    if launch["transport"] == "stdio":
-        from mcp.client.stdio import StdioServerParameters, stdio_client
-
-        params = StdioServerParameters(
-            command=launch["command"], args=launch["args"], env=launch["env"], cwd=root
-        )
-        return stdio_client(params, errlog=errlog)  # type: ignore[arg-type]
+async def _remote(stack: Any, launch: Mapping[str, Any]) -> Any:
     if launch["transport"] == "sse":
         from mcp.client.sse import sse_client
 
@@ -223,6 +232,136 @@ async def _transport(stack: Any, launch: Mapping[str, Any], root: Path, errlog: 
     client = create_mcp_http_client(headers=launch["headers"] or None)
     await stack.enter_async_context(client)  # a client we pass in is ours to close
     return streamable_http_client(launch["url"], http_client=client)
+
+
+# ---------------------------------------------------------------- a stdio server, and its group
+
+
+class _Exited(Exception):
+    """The server exited before the probe had its answer."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(f"exited with code {code}")
+        self.code = code
+
+
+async def _stdio_tools(launch: Mapping[str, Any], root: Path, errlog: IO[str]) -> list[Any]:
+    """Start the server as a group leader, list its tools, and stop the whole group."""
+    import anyio
+    from mcp.client.stdio import get_default_environment
+
+    token = procgroup.new_token()
+    env = procgroup.marked(get_default_environment() | launch["env"], token)
+    process = await anyio.open_process(
+        [launch["command"], *launch["args"]],
+        env=env,
+        stderr=errlog,
+        cwd=root,
+        start_new_session=True,
+    )
+    group = procgroup.Group(process.pid, token)
+    procgroup.track(group)  # no await between the start and this line: nothing can leak
+    answered = False
+    try:
+        tools = await _session_over(process)
+        answered = True
+        return tools
+    except Exception as exc:
+        exited = await _exit_of(process)
+        if exited is None:
+            raise
+        raise exited from exc
+    finally:
+        with anyio.CancelScope(shield=True):
+            await _stop(process, group, answered)
+
+
+async def _session_over(process: Any) -> list[Any]:
+    """initialize + tools/list over the process's stdin/stdout; _Exited when it exits first."""
+    import anyio
+    from mcp.client.session import ClientSession
+    from mcp.shared.message import SessionMessage
+
+    to_session, read = anyio.create_memory_object_stream[Any](0)
+    write, to_server = anyio.create_memory_object_stream[SessionMessage](0)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(_pump_out, process, to_session)
+        tasks.start_soon(_pump_in, process, to_server)
+        tasks.start_soon(_watch, process)
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            tools = await _all_tools(session)
+        tasks.cancel_scope.cancel()
+    return tools
+
+
+async def _pump_out(process: Any, to_session: Any) -> None:
+    """The server's stdout, line by line, as messages (or parse errors) for the session."""
+    import mcp_types
+    from anyio.streams.text import TextReceiveStream
+    from mcp.shared.message import SessionMessage
+
+    async with to_session:
+        buffer = ""
+        async for chunk in TextReceiveStream(process.stdout, errors="replace"):
+            lines = (buffer + chunk).split("\n")
+            buffer = lines.pop()
+            for line in lines:
+                try:
+                    message: Any = SessionMessage(
+                        mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                    )
+                except ValueError as exc:
+                    message = exc
+                await to_session.send(message)
+
+
+async def _pump_in(process: Any, to_server: Any) -> None:
+    import anyio
+
+    async with to_server:
+        async for item in to_server:
+            data = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+            try:
+                await process.stdin.send(data.encode())
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                return  # it stopped reading; _watch or the timeout says why
+
+
+async def _watch(process: Any) -> None:
+    """Raise _Exited when the leader exits (not process.wait(), which on asyncio also waits
+    for its stdout to close, and a child it left may hold that open)."""
+    import anyio
+
+    while process.returncode is None:
+        await anyio.sleep(0.02)
+    raise _Exited(process.returncode)
+
+
+async def _exit_of(process: Any) -> _Exited | None:
+    """Why the session failed, when it was the server exiting: its exit code."""
+    import anyio
+
+    with anyio.move_on_after(EXIT_GRACE):
+        while process.returncode is None:
+            await anyio.sleep(0.02)
+    return None if process.returncode is None else _Exited(process.returncode)
+
+
+async def _stop(process: Any, group: procgroup.Group, answered: bool) -> None:
+    """A server that answered gets its stdin closed and CLOSE_GRACE to exit by itself (a
+    `docker run -i` removes its container then); then whatever is left of the group is
+    stopped, and the leader reaped."""
+    import anyio
+
+    if answered:
+        with anyio.move_on_after(CLOSE_GRACE):
+            await process.stdin.aclose()
+            while process.returncode is None:
+                await anyio.sleep(0.02)
+    await anyio.to_thread.run_sync(procgroup.stop, group)
+    with anyio.move_on_after(procgroup.KILL_WAIT):
+        await process.aclose()  # reaps the leader and closes our ends of its pipes
 
 
 async def _all_tools(session: Any) -> list[dict[str, Any]]:

@@ -5,6 +5,10 @@
     python surface_server.py TOOLS.json --sse P    SSE on 127.0.0.1:P (/sse)
     python surface_server.py --hang PIDFILE        starts a child, writes both pids, never answers
     python surface_server.py --die TEXT            writes TEXT on stderr and exits 1
+    python surface_server.py --orphan PIDFILE      starts a child that keeps our stdout, writes
+                                                   both pids, exits 1 ("license check failed")
+    python surface_server.py --daemon PIDFILE      double-forks a setsid'd grandchild that
+                                                   keeps our stdout, writes both pids, hangs
 
 TOOLS.json is a list of {"name", "description"?, "inputSchema"?}; it is read on every
 tools/list, so a test can edit it between two probes (or while the HTTP server runs).
@@ -13,6 +17,7 @@ tools/list, so a test can edit it between two probes (or while the HTTP server r
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -76,18 +81,54 @@ def serve_sse(server: Any, port: int) -> None:
     uvicorn.run(Starlette(routes=routes), host="127.0.0.1", port=port, log_level="warning")
 
 
+SLEEPER = [sys.executable, "-c", "import time; time.sleep(600)"]
+
+
 def hang(pidfile: Path) -> None:
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
-    pidfile.write_text(f"{child.pid} {__import__('os').getpid()}")
+    child = subprocess.Popen(SLEEPER)
+    pidfile.write_text(f"{child.pid} {os.getpid()}")
     sys.stderr.write("hanging on purpose\n")
     sys.stderr.flush()
     while True:  # never reads stdin, never answers
         time.sleep(1)
 
 
+def orphan(pidfile: Path) -> None:
+    """Leave a child holding our stdout, and exit: the probe must not wait for its EOF."""
+    child = subprocess.Popen(SLEEPER)
+    pidfile.write_text(f"{child.pid} {os.getpid()}")
+    sys.stderr.write("fatal: the license check failed\n")
+    sys.stderr.flush()
+    os._exit(1)  # no atexit, no waiting for the child
+
+
+def daemon(pidfile: Path) -> None:
+    """The classic double fork: the grandchild is in a session of its own, reparented to init,
+    and still holds our stdout."""
+    read, write = os.pipe()
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.write(write, str(os.getpid()).encode())  # the pid survives the exec
+            os.execv(SLEEPER[0], SLEEPER)
+        os._exit(0)
+    os.wait()
+    os.close(write)
+    grandchild = os.read(read, 32).decode()
+    pidfile.write_text(f"{grandchild} {os.getpid()}")
+    sys.stderr.write("daemonized\n")
+    sys.stderr.flush()
+    while True:  # never answers
+        time.sleep(1)
+
+
 def main(argv: list[str]) -> None:
     if argv[0] == "--hang":
         hang(Path(argv[1]))
+    elif argv[0] == "--orphan":
+        orphan(Path(argv[1]))
+    elif argv[0] == "--daemon":
+        daemon(Path(argv[1]))
     elif argv[0] == "--die":
         sys.stderr.write("starting up\n" + argv[1] + "\n")
         sys.exit(1)

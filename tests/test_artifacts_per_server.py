@@ -82,7 +82,8 @@ def test_an_unreachable_store_does_not_wedge_the_project(
 
     added = run(registry, store, root, "add", "io.github.acme/notes", "--no-artifacts")
     assert added.code == 0, str(added)
-    assert added.err_lines[1:] == ["Added notes 1.0.0"]
+    assert added.err_lines[1] == "Added notes 1.0.0"
+    assert added.err_lines[2].startswith("Next: say where it goes with a [[targets]] entry")
     assert entry(root, "notes")["no-artifact"] == "artifacts-off"
     assert "artifact" not in entry(root, "notes")
     assert entry(root, "weather")["artifact"]["digest"] == NPM_SRI  # untouched

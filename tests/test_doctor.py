@@ -194,3 +194,25 @@ def test_doctor_lists_unset_optional_variables_without_failing(tmp_path: Path) -
     assert "BAD  env      memo      not set: MEMO_KEY; optional, not set: MEMO_DEBUG_TOKEN" in (
         result.out
     )
+
+
+def test_a_version_wrapper_that_leaves_a_child_neither_stalls_doctor_nor_survives(
+    tmp_path: Path,
+) -> None:
+    """`npx --version` that starts a child on its stdout and exits: doctor reads the version
+    at once (not after the 5 s timeout) and the child does not outlive the check."""
+    import time
+
+    from mcpsync import doctor
+
+    bin_dir, pidfile = tmp_path / "bin", tmp_path / "child.pid"
+    bin_dir.mkdir()
+    script = bin_dir / "npx"
+    script.write_text(f"#!/bin/sh\nsleep 600 &\necho $! > {pidfile}\necho '10.9.2'\n")
+    script.chmod(0o755)
+    started = time.monotonic()
+    said = doctor.runtime_probe(str(bin_dir))("npx")
+    assert time.monotonic() - started < 2
+    assert said == f"npx 10.9.2 ({script})"
+    stat = Path(f"/proc/{pidfile.read_text().strip()}/stat")
+    assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
 from io import StringIO
+from pathlib import Path
 from typing import Any
 
 import click
@@ -221,3 +223,59 @@ def test_help_imports_no_heavy_dependency(argv: list[str]) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def _help_process(cache: Path, *args: str, columns: str = "80") -> subprocess.CompletedProcess[str]:
+    """`mcpsync ARGS` through main(), as the console script runs it; stderr says whether click
+    was imported."""
+    code = (
+        "import sys\n"
+        "from mcpsync.cli.main import main\n"
+        f"sys.argv = ['mcpsync', *{list(args)!r}]\n"
+        "try:\n    main()\n"
+        "finally:\n    print('click' in sys.modules, file=sys.stderr)\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "COLUMNS": columns}
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
+
+
+def test_top_level_help_is_clicks_text_and_then_needs_no_click(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first `mcpsync --help` renders through click and keeps the text; the next ones
+    print the same bytes without importing click (it alone costs about a bare Python start)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    clicks = _run("--help")[1]
+    first = _help_process(tmp_path, "--help")
+    assert (first.returncode, first.stdout, first.stderr) == (0, clicks, "True\n")
+    again = _help_process(tmp_path, "-h")
+    assert (again.returncode, again.stdout, again.stderr) == (0, clicks, "False\n")
+    assert [p.name for p in (tmp_path / "mcpsync").iterdir()] == ["help-80.txt"]
+    # another width is another text, as click would format it
+    narrow = _help_process(tmp_path, "--help", columns="60")
+    assert narrow.stdout != clicks and narrow.stderr == "True\n"
+    assert _help_process(tmp_path, "--help", columns="60").stderr == "False\n"
+    # anything else is not answered from the cache
+    assert _help_process(tmp_path, "lock", "--help").stderr == "True\n"
+
+
+def test_a_stale_or_unwritable_help_cache_is_not_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    clicks = _run("--help")[1]
+    cached = tmp_path / "mcpsync" / "help-80.txt"
+    assert _help_process(tmp_path, "--help").returncode == 0
+    key = cached.read_text().split("\n", 1)[0]
+    # a CLI source changed (its mtime and size are in the key): rendered again, not the old text
+    cached.write_text(key.replace("main.py=", "main.py=1") + "\nUsage: stale\n")
+    stale = _help_process(tmp_path, "--help")
+    assert (stale.stdout, stale.stderr) == (clicks, "True\n")
+    assert cached.read_text() == f"{key}\n{clicks[:-1]}"
+    # a cache that cannot be written: the help still prints
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    done = _help_process(blocked, "--help")
+    assert (done.returncode, done.stdout) == (0, clicks)

@@ -400,6 +400,66 @@ def test_enforcer_fails_a_changed_target_config_or_surface(project: Path) -> Non
     ]
 
 
+FUTURE = {"futureTarget": 1}  # an optional member a later draft revision might add (§10)
+
+
+def with_future_members(doc: dict[str, Any]) -> dict[str, Any]:
+    """`doc` with an unknown optional member at every level §10 names (the top level, the
+    entry, `target`, `surface`, an evidence record) and in `source` and `target.artifact`;
+    every entry resealed (integrity covers them)."""
+    doc = copy.deepcopy(doc) | {"futureTop": {"a": [1]}}
+    for entry in doc["entries"]:
+        entry["futureEntry"] = "x"
+        entry["source"]["futureSource"] = True
+        entry["target"] |= FUTURE
+        if "artifact" in entry["target"]:
+            entry["target"]["artifact"]["futureArtifact"] = "y"
+        if "surface" in entry:
+            entry["surface"]["futureSurface"] = 0
+        entry.setdefault("verification", []).append(
+            {"code": "future-check", "status": "passed", "futureEvidence": None}
+        )
+        reseal(entry)
+    return doc
+
+
+def test_unknown_optional_members_are_accepted_at_every_level(project: Path) -> None:
+    doc = with_future_members(export(project))
+    assert mcplock_check.validate(doc) == []
+    assert enforce(project, doc) == (0, [])
+    assert enforce(project, doc, "--lock-digest", mcplock.whole_lock_digest(doc)) == (0, [])
+    # still tamper-evident: the unknown member is under integrity
+    doc["entries"][0]["target"]["futureTarget"] = 2
+    assert rules(doc) == ["integrity-mismatch"]
+    # and a member the draft defines is still compared, whatever else the target carries
+    doc["entries"][0]["target"]["transport"] = "sse"
+    reseal(doc["entries"][0])
+    assert enforce(project, doc)[1] == [
+        f"mcp-lock: target-changed at $.entries[0].target (entry {NAME} claude-code project): "
+        "pinned @test/alpha 1.0.0, now @test/alpha 1.0.0 (target.transport)"
+    ]
+
+
+def test_the_enforcer_compares_only_the_artifact_members_the_draft_defines() -> None:
+    doc = with_future_members({"specVersion": 1, "entries": [vector_entry()]})
+    entry = doc["entries"][0]
+    artifact = {"digest": "sha256-" + "A" * 43 + "=", "method": "oci-manifest-digest"}
+    now = {k: v for k, v in entry.items() if k not in ("integrity", "resolvedAt", "lockedAt")}
+    now = copy.deepcopy(now) | {"extensions": {"dev.mcpsync": {}}}
+    now["target"] = {k: v for k, v in now["target"].items() if k != "futureTarget"}
+    now["target"]["artifact"] = artifact
+    entry["target"]["artifact"] = artifact | {"futureArtifact": "y"}
+    reseal(entry)
+    assert mcplock_check.validate(doc) == []
+    core = mcplock.Core((entry["name"], entry["client"], "project"), "pg", now)
+    assert mcplock_check.enforce(doc, [core], {}) == []
+    entry["target"]["artifact"]["digest"] = "sha256-" + "B" * 43 + "="
+    reseal(entry)
+    assert [v.detail.rsplit("(", 1)[1] for v in mcplock_check.enforce(doc, [core], {})] == [
+        "target.artifact)"
+    ]
+
+
 def test_enforcer_compares_surfaces_under_the_pinned_coverage(tmp_path: Path) -> None:
     root = write_project(tmp_path / "p", server_table("db", "tools.json") + TARGETS[:34])
     write_tools(root, VECTOR_TOOLS)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -138,15 +139,94 @@ def test_probe_failures_are_one_line_each_and_leave_no_process(tmp_path: Path) -
     assert time.monotonic() - started < 15
     assert done.code == 3, done
     assert done.err.splitlines() == [
-        "error: server 'dies': the server failed to start or answer: Connection closed; "
+        "error: server 'dies': the server exited with code 1 before answering; "
         "stderr: starting up | fatal: API_TOKEN is invalid",
         "error: server 'hangs': no answer to initialize + tools/list within 3s; "
         "stderr: hanging on purpose",
         "mcp.lock unchanged.",
     ]
     for pid in map(int, pids.read_text().split()):  # the server and its child are gone
-        with pytest.raises(ProcessLookupError):
-            os.kill(pid, 0)
+        assert not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    """Running: in /proc and not a zombie (a dead process init has not reaped yet)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _left_in_group(leader: int) -> list[int]:
+    """Live processes whose process group or session is the one `leader` headed."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z" and leader in (int(fields[2]), int(fields[3])):
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("mode", "timeout", "said"),
+    [
+        (
+            "--orphan",
+            10,
+            "the server exited with code 1 before answering; "
+            "stderr: fatal: the license check failed",
+        ),
+        ("--hang", 2, "no answer to initialize + tools/list within 2s; stderr: hanging on purpose"),
+        ("--daemon", 2, "no answer to initialize + tools/list within 2s; stderr: daemonized"),
+    ],
+)
+def test_a_server_leaves_nothing_running_and_the_probe_ends_in_time(
+    tmp_path: Path, mode: str, timeout: int, said: str
+) -> None:
+    """A server that exits leaving a child on its stdout, one that hangs with a child, one
+    that double-forks a grandchild into a session of its own: after the probe none of them
+    runs, and the probe took its timeout (or, for the early exit, next to nothing) plus ~1 s."""
+    pids = tmp_path / "pids"
+    root = surface_project(tmp_path / "p", [server_table("x", mode, str(pids))])
+    assert run_cli("-C", root, "lock").code == 0
+    started = time.monotonic()
+    done = run_cli("-C", root, "probe", "--probe-timeout", str(timeout))
+    took = time.monotonic() - started
+    assert done.err.splitlines() == [f"error: server 'x': {said}", "mcp.lock unchanged."]
+    assert took < (2.5 if mode == "--orphan" else timeout + 1.5), took
+    child, server = map(int, pids.read_text().split())
+    assert [pid for pid in (child, server) if _alive(pid)] == []
+    assert _left_in_group(server) == []
+
+
+def test_ctrl_c_during_a_probe_stops_the_server_and_its_child(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    root = surface_project(tmp_path / "p", [server_table("x", "--hang", str(pids))])
+    assert run_cli("-C", root, "lock").code == 0
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSYNC_")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcpsync", "-C", str(root), "probe"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while not (pids.exists() and len(pids.read_text().split()) == 2):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    time.sleep(0.2)  # the server is hanging now, its child running
+    interrupted = time.monotonic()
+    proc.send_signal(signal.SIGINT)  # as a terminal's Ctrl-C reaches mcpsync, not the server
+    _, err = proc.communicate(timeout=10)
+    assert time.monotonic() - interrupted < 2.5
+    assert (proc.returncode, err.decode().splitlines()[-1]) == (130, "Aborted.")
+    child, server = map(int, pids.read_text().split())
+    assert [pid for pid in (child, server) if _alive(pid)] == []
+    assert _left_in_group(server) == []
 
 
 def test_missing_variable_and_missing_command(tmp_path: Path) -> None:

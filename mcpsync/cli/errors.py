@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from typing import Any
 
@@ -86,6 +85,8 @@ def _usage_hint(exc: click.ClickException) -> str:
 
 
 def _report_bug() -> str:
+    import traceback  # only a bug needs it
+
     detail = traceback.format_exc()
     click.echo(
         "error: mcpsync hit an unexpected internal error (a bug). "

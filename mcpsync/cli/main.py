@@ -1,17 +1,13 @@
-"""The root command group, global options, and the one place errors become exit codes."""
+"""The entry point and the command table. The root click group and its global options are in
+root.py, imported when a command runs (errors become exit codes in errors.py): `mcpsync
+--help` is answered by help_cache, without importing click, while its cached text is current."""
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
-
-import click
-
-from mcpsync.cli.context import Context
-from mcpsync.cli.output import COLOR_MODES, set_color
+from typing import Any
 
 # Command name -> "module:attribute". Loaded only when listed or invoked, so `mcpsync --help`
 # imports no command's dependencies.
@@ -38,77 +34,27 @@ COMMANDS: dict[str, str] = {
 }
 
 
-class LazyGroup(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(COMMANDS)
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        spec = COMMANDS.get(cmd_name)
-        if spec is None:
-            return None
-        # Every module is part of mcpsync: one that fails to import is a bug to report, not a
-        # command to hide (`mcpsync lock` answering "No such command 'lock'").
-        module, attr = spec.split(":")
-        return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
-
-
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--registry",
-    envvar="MCPSYNC_REGISTRY",
-    metavar="URL",
-    help="Registry URL (overrides mcp.toml; env MCPSYNC_REGISTRY). http(s):// or file:DIR.",
-)
-@click.option(
-    "-C",
-    "directory",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Run as if started in DIR (mcp.toml is looked for there, then above).",
-)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0.1),
-    envvar="MCPSYNC_TIMEOUT",
-    default=5.0,
-    show_default=True,
-    help="Seconds to wait for each registry request (env MCPSYNC_TIMEOUT).",
-)
-@click.option(
-    "--color",
-    type=click.Choice(COLOR_MODES),
-    envvar="MCPSYNC_COLOR",
-    default="auto",
-    show_default=True,
-    help="Colour: on a terminal (auto), always, never. NO_COLOR and FORCE_COLOR are honoured.",
-)
-@click.version_option(package_name="mcpsync", prog_name="mcpsync")
-@click.pass_context
-def cli(
-    ctx: click.Context, registry: str | None, directory: Path | None, timeout: float, color: str
-) -> None:
-    """Reproducible MCP server setups: mcp.toml -> mcp.lock -> agent and client configs.
-
-    \b
-    Typical use:
-      mcpsync init                  write a commented mcp.toml
-      mcpsync add NAME@^1.2         declare a server and lock it
-      mcpsync lock                  resolve mcp.toml against the registry into mcp.lock
-      mcpsync sync                  write every target config from mcp.lock (offline)
-      mcpsync lock --check && mcpsync sync --check     in CI
-    """
-    set_color(color)
-    start = Path(directory) if directory is not None else Path.cwd()
-    ctx.obj = Context(start=start, registry_override=registry, timeout=timeout)
-
-
 def run(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code; never raises (used by main and the MCP server)."""
     from mcpsync.cli.errors import invoke
+    from mcpsync.cli.root import cli
 
     return invoke(cli, list(argv) if argv is not None else sys.argv[1:])
 
 
 def main() -> None:
     os.environ.setdefault("PYTHONIOENCODING", "utf-8")
+    from mcpsync.cli import help_cache
+
+    if help_cache.answer(sys.argv[1:]):
+        sys.exit(0)
     sys.exit(run())
+
+
+def __getattr__(name: str) -> Any:
+    """`cli`, the root click group, for code and tests that drive click directly."""
+    if name == "cli":
+        from mcpsync.cli.root import cli
+
+        return cli
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,9 +16,8 @@ from collections.abc import Generator, Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import httpx
-
 from mcpsync.errors import InputError
+from mcpsync.httpfetch import httpx
 
 TOKEN_ENV = "MCPSYNC_REGISTRY_TOKEN"
 

@@ -15,10 +15,8 @@ from types import TracebackType
 from typing import Any, TypeVar
 from urllib.parse import quote, urlencode, urlsplit
 
-import httpx
-
 from mcpsync.errors import InputError, NotFound, RegistryError
-from mcpsync.httpfetch import Fetcher, Transient, answered, concurrently, text, tls_for
+from mcpsync.httpfetch import Fetcher, Transient, answered, concurrently, httpx, text, tls_for
 from mcpsync.httpfetch import retry_after as _retry_after
 from mcpsync.registry import parse_server_list, server_not_found, version_not_found
 from mcpsync.registry.auth import TOKEN_ENV, registry_auth
