@@ -156,8 +156,13 @@ def argument_notes(server: Mapping[str, Any], opts: LaunchOptions) -> list[str]:
     """The arguments of the package `render` chooses whose command line the server.json schema
     leaves open, one sentence each, for lock to warn about. mcpsync renders a named argument
     as two words, `NAME VALUE`, with NAME as given: the schema says `name` includes its leading
-    dashes, while it also calls a named argument "`--flag={value}`"."""
-    kind, entry = choose(server, opts)
+    dashes, while it also calls a named argument "`--flag={value}`".
+
+    Nothing to launch is render's error to report, not a note's: no notes then."""
+    try:
+        kind, entry = choose(server, opts)
+    except InputError:
+        return []
     if kind == "remote":
         return []
     notes = []
