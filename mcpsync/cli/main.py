@@ -96,6 +96,12 @@ def cli(
       mcpsync lock --check && mcpsync sync --check     in CI
     """
     set_color(color)
+    if directory is not None and not directory.is_dir():
+        # here, once, before any command: each one would otherwise fail its own way (a search
+        # of the registry, "mcp.lock not found", ...)
+        from mcpsync.errors import InputError
+
+        raise InputError(f"{directory}: no such directory", hint="check the -C DIR argument")
     start = Path(directory) if directory is not None else Path.cwd()
     ctx.obj = Context(start=start, registry_override=registry, timeout=timeout)
 
