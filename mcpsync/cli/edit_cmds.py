@@ -14,6 +14,7 @@ from mcpsync.cli.complete import aliases
 from mcpsync.cli.context import Context
 from mcpsync.cli.meta import category, examples
 from mcpsync.cli.output import emit_json, json_option, say
+from mcpsync.cli.params import Choice
 from mcpsync.errors import InputError
 
 if TYPE_CHECKING:
@@ -65,8 +66,8 @@ def init(ctx: Context, force: bool, as_json: bool) -> int:
     metavar="KEY=VALUE",
     help="A `variables` entry: a value for the registry's {placeholders} (repeatable).",
 )
-@click.option("--package", type=click.Choice(PACKAGES), help="Which package type to launch.")
-@click.option("--transport", type=click.Choice(TRANSPORTS), help="Which transport to use.")
+@click.option("--package", type=Choice(PACKAGES), help="Which package type to launch.")
+@click.option("--transport", type=Choice(TRANSPORTS), help="Which transport to use.")
 @json_option
 @click.pass_obj
 def add(

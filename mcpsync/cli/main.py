@@ -12,6 +12,7 @@ import click
 
 from mcpsync.cli.context import Context
 from mcpsync.cli.output import COLOR_MODES, set_color
+from mcpsync.cli.params import Choice
 
 # Command name -> "module:attribute". Loaded only when listed or invoked, so `mcpsync --help`
 # imports no command's dependencies.
@@ -74,7 +75,7 @@ class LazyGroup(click.Group):
 )
 @click.option(
     "--color",
-    type=click.Choice(COLOR_MODES),
+    type=Choice(COLOR_MODES),
     envvar="MCPSYNC_COLOR",
     default="auto",
     show_default=True,
