@@ -115,18 +115,13 @@ def _plain(value: Any) -> Any:
 
 def load(path: Path) -> Manifest:
     """Read and validate mcp.toml at `path`."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    from mcpsync.fsutil import read_text
+
+    text = read_text(path)  # not UTF-8, unreadable, a merge left unfinished: said there
+    if text is None:
         raise InputError(
             f"{path.name} not found in {path.parent}", hint="run `mcpsync init` to create one"
-        ) from None
-    except OSError as exc:
-        from mcpsync.errors import EnvFailure
-
-        raise EnvFailure(f"Cannot read {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not UTF-8 text") from None
+        )
     return parse(text, path)
 
 
