@@ -259,10 +259,18 @@ _HEAD = f"{RECORD_HEADER}version = {RECORD_VERSION}\n\n[files]\n"
 
 
 def _dumps(files: Mapping[str, Iterable[str]]) -> str:
-    # a JSON string or array of strings is TOML too, once DEL is escaped as TOML requires
-    lines = [
-        f"{_json(key)} = {_json(sorted(set(names)))}\n" for key, names in sorted(files.items())
-    ]
+    """One line per entry, files and names sorted: two branches that each sync a new server
+    add a line each, which git merges (or conflicts on only trivially). A JSON string is a
+    TOML string too, once DEL is escaped as TOML requires."""
+    lines = []
+    for key, names in sorted(files.items()):
+        entries = sorted(set(names))
+        if not entries:
+            lines.append(f"{_json(key)} = []\n")
+            continue
+        lines.append(f"{_json(key)} = [\n")
+        lines += [f"    {_json(name)},\n" for name in entries]
+        lines.append("]\n")
     return _HEAD + "".join(lines)
 
 
@@ -273,15 +281,26 @@ def _json(value: str | list[str]) -> str:
 def _read_canonical(text: str) -> dict[str, Any] | None:
     """The record as `_dumps` writes it, read without a TOML parser: a no-op sync reads it on
     every run, and tomllib takes tens of milliseconds for hundreds of files. None when the
-    text is not exactly in that form (edited by hand): then it is parsed as TOML."""
+    text is not exactly in that form (edited by hand, or an older mcpsync's one line per
+    file): then it is parsed as TOML."""
     if not text.startswith(_HEAD):
         return None
     files: dict[str, Any] = {}
+    names: list[str] | None = None  # the open array's, between `KEY = [` and `]`
     try:
         for line in text[len(_HEAD) :].splitlines():
+            if names is not None:
+                if line == "]":
+                    names = None
+                else:
+                    names.append(json.loads(line.removeprefix("    ").removesuffix(",")))
+                continue
             key, _, value = line.partition(" = ")
-            files[json.loads(key)] = json.loads(value)
+            if value == "[":
+                names = files[json.loads(key)] = []
+            else:
+                files[json.loads(key)] = json.loads(value)
         same = _dumps(files) == text  # what was read writes back the same bytes
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, AttributeError):
         return None
     return {"version": RECORD_VERSION, "files": files} if same else None
