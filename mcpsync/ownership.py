@@ -216,31 +216,12 @@ class Record:
     @classmethod
     def load(cls, root: Path) -> Record:
         from mcpsync.fsutil import read_text
-        from mcpsync.manifest import parse_toml
 
         path = root / RECORD_NAME
         text = read_text(path)
         if text is None:
             return cls(path, root)
-        hint = "fix it, or delete it and run `mcpsync sync --adopt` to take every entry over"
-        data = _read_canonical(text) or parse_toml(text, path, hint=hint)
-        files = data.get("files", {})
-        valid = isinstance(files, dict) and all(
-            isinstance(v, list) and all(isinstance(n, str) for n in v) for v in files.values()
-        )
-        if not valid or not isinstance(data.get("version"), int):
-            raise InputError(
-                f"Invalid {path}: expected `version = {RECORD_VERSION}` and a [files] table of "
-                '"path" = ["name", ...]',
-                hint=hint,
-            )
-        if data["version"] > RECORD_VERSION:
-            raise InputError(
-                f"{path} has version {data['version']}, newer than this mcpsync knows "
-                f"({RECORD_VERSION})",
-                hint="upgrade mcpsync",
-            )
-        return cls(path, root, {k: list(v) for k, v in files.items()}, text)
+        return cls(path, root, parse_record(text, path), text)
 
     def key(self, config: Path) -> str:
         try:
@@ -252,7 +233,36 @@ class Record:
         return set(self.files.get(self.key(config), ()))
 
     def dumps(self, files: Mapping[str, Iterable[str]]) -> str:
-        return _dumps(files)
+        return dumps_record(files)
+
+
+def parse_record(text: str, path: Path) -> dict[str, list[str]]:
+    """The record's {file: [names]} from its text; InputError naming `path` if it is none."""
+    from mcpsync.manifest import parse_toml
+
+    hint = "fix it, or delete it and run `mcpsync sync --adopt` to take every entry over"
+    data = _read_canonical(text) or parse_toml(text, path, hint=hint)
+    files = data.get("files", {})
+    valid = isinstance(files, dict) and all(
+        isinstance(v, list) and all(isinstance(n, str) for n in v) for v in files.values()
+    )
+    if not valid or not isinstance(data.get("version"), int):
+        raise InputError(
+            f"Invalid {path}: expected `version = {RECORD_VERSION}` and a [files] table of "
+            '"path" = ["name", ...]',
+            hint=hint,
+        )
+    if data["version"] > RECORD_VERSION:
+        raise InputError(
+            f"{path} has version {data['version']}, newer than this mcpsync knows "
+            f"({RECORD_VERSION})",
+            hint="upgrade mcpsync",
+        )
+    return {k: list(v) for k, v in files.items()}
+
+
+def dumps_record(files: Mapping[str, Iterable[str]]) -> str:
+    return _dumps(files)
 
 
 _HEAD = f"{RECORD_HEADER}version = {RECORD_VERSION}\n\n[files]\n"

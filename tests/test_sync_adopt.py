@@ -191,7 +191,8 @@ def test_an_entry_an_older_sync_wrote_goes_without_adopt_on_a_fresh_clone(
         clone.read(RECORD)
         .decode()
         .endswith(
-            '[files]\n".mcp.json" = [\n    "files",\n]\n"agents/a/agent.yaml" = [\n    "files",\n]\n'
+            '[files]\n".mcp.json" = [\n    "files",\n]\n'
+            '"agents/a/agent.yaml" = [\n    "files",\n]\n'
         )
     )
 

@@ -622,7 +622,9 @@ def test_diff_headers_outside_the_project_are_the_path_as_typed(project: Project
     assert f"--- /dev/null\n+++ {elsewhere}\n" in out
     project.sync()
     project.path("~/.holodeck/config.yaml").write_text("mcp_servers: []\n")
-    assert "--- ~/.holodeck/config.yaml\n+++ ~/.holodeck/config.yaml\n" in project.sync("--diff").out
+    assert (
+        "--- ~/.holodeck/config.yaml\n+++ ~/.holodeck/config.yaml\n" in project.sync("--diff").out
+    )
 
 
 def test_sync_json_reports_what_changed(project: Project) -> None:

@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "probe": "mcpsync.cli.trust_cmds:probe",
     "verify": "mcpsync.cli.trust_cmds:verify",
     "export": "mcpsync.cli.trust_cmds:export",
+    "merge-driver": "mcpsync.cli.merge_cmd:merge_driver",
     "help": "mcpsync.cli.machine:help_cmd",
     "mcp": "mcpsync.cli.mcp_cmd:mcp",
 }

@@ -17,6 +17,7 @@ class Choice(click.Choice):  # type: ignore[type-arg]
             from mcpsync.suggest import did_you_mean
 
             hint = did_you_mean([str(value)], [str(c) for c in self.choices]).rstrip()
-            if hint:
-                exc.message = f"{exc.message} ({hint[0].upper()}{hint[1:]})"
-            raise
+            if not hint:
+                raise
+            message = f"{exc.message} ({hint[0].upper()}{hint[1:]})"
+            raise click.BadParameter(message, ctx=ctx, param=param) from None
