@@ -84,7 +84,12 @@ def test_init_writes_the_commented_template(tmp_path: Path) -> None:
     result = run_cli("-C", tmp_path, "init")
     assert result.code == 0, str(result)
     path = tmp_path / "mcp.toml"
-    assert result.out == f"Wrote {path}. Add a server with `mcpsync add NAME`.\n"
+    assert result.out == (
+        f"Wrote {path}. Add a server with `mcpsync add NAME`.\n"
+        "Merging branches: `git config merge.mcpsync.driver 'mcpsync merge-driver %O %A %B %P'`, "
+        "and a `FILE merge=mcpsync` line in .gitattributes for mcp.toml, mcp.lock, "
+        "mcp.synced.toml and each synced config (README: Merging branches).\n"
+    )
     assert path.read_text() == INIT_TEMPLATE
     assert INIT_TEMPLATE.startswith("# mcp.toml: the MCP servers this project uses.")
     # It is a valid, empty manifest: lock and check work on it straight away.

@@ -22,6 +22,14 @@ if TYPE_CHECKING:
     from mcpsync.manifest import Manifest
     from mcpsync.resolve import Warn
 
+# Branches that each add a server conflict in every generated file without it (README:
+# "Merging branches").
+MERGE_HINT = (
+    "Merging branches: `git config merge.mcpsync.driver 'mcpsync merge-driver %O %A %B %P'`, "
+    "and a `FILE merge=mcpsync` line in .gitattributes for mcp.toml, mcp.lock, "
+    "mcp.synced.toml and each synced config (README: Merging branches)."
+)
+
 
 @category("write")
 @examples("mcpsync init")
@@ -42,6 +50,7 @@ def init(ctx: Context, force: bool, as_json: bool) -> int:
         emit_json({"written": str(path)})
     else:
         say(f"Wrote {path}. Add a server with `mcpsync add NAME`.")
+        say(MERGE_HINT)
     return 0
 
 
