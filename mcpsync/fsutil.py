@@ -22,11 +22,15 @@ def real_target(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def read_text(path: Path) -> str | None:
-    """The file's text with line endings untouched, or None when it does not exist."""
+def read_text(path: Path, *, conflicts: bool = False) -> str | None:
+    """The file's text with line endings untouched, or None when it does not exist.
+
+    A file holding git's merge-conflict markers is refused (ConflictMarkers names the file,
+    the lines and what to do), whatever its format; `conflicts`: the caller reads them itself
+    (mcp.lock, which `mcpsync lock` resolves)."""
     try:
         with open(path, encoding="utf-8", newline="") as handle:
-            return handle.read()
+            text = handle.read()
     except FileNotFoundError:
         return None
     except UnicodeDecodeError:
@@ -40,6 +44,11 @@ def read_text(path: Path) -> str | None:
         ) from None
     except OSError as exc:
         raise EnvFailure(f"Cannot read {path}: {exc.strerror}") from None
+    if not conflicts:
+        from mcpsync.conflicts import refuse_conflicted
+
+        refuse_conflicted(path, text)
+    return text
 
 
 def refuse_read_only(path: Path) -> None:

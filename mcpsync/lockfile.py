@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpsync.artifacts.model import BACKFILL, SOURCES, Artifact, wanted
+from mcpsync.conflicts import CONFLICT_MARKER, conflict_hunks, conflict_lines
 from mcpsync.errors import InputError, readable
 from mcpsync.launch import Launch
 from mcpsync.launch.model import LAUNCHABLE, TRANSPORTS
@@ -251,12 +252,15 @@ def read(path: Path) -> Lock | None:
     """The lock at `path`, or None when there is none."""
     from mcpsync.fsutil import read_text
 
-    text = read_text(path)
+    text = read_text(path, conflicts=True)  # MergeConflict says how `lock` resolves them
     return None if text is None else loads(text, path)
 
 
 class NewerLock(InputError):
     """A lock format this mcpsync does not know: never rewritten, not even to resolve a merge."""
+
+
+__all__ = ["CONFLICT_MARKER", "conflict_hunks", "conflict_lines"]  # lockmerge's, lock's
 
 
 class MergeConflict(InputError):
@@ -269,39 +273,6 @@ class MergeConflict(InputError):
             f"do not edit {path.name} by hand",
         )
         self.hunks = hunks
-
-
-CONFLICT_MARKER = re.compile(r"^(<{7}|\|{7}|={7}|>{7})(?:[ \r]|$)", re.MULTILINE)
-
-
-def conflict_hunks(text: str) -> list[tuple[int, int]]:
-    """(first, last) line numbers (1-based) of each `<<<<<<<` ... `>>>>>>>` hunk; [] if none.
-    A marker without its pair still counts, from or up to itself."""
-    if not any(marker in text for marker in ("<" * 7, "=" * 7, ">" * 7, "|" * 7)):
-        return []  # the common case, at the speed of a substring search
-    hunks: list[tuple[int, int]] = []
-    start: int | None = None
-    for match in CONFLICT_MARKER.finditer(text):
-        line = text.count("\n", 0, match.start()) + 1
-        kind = match.group(1)[0]
-        if kind == "<":
-            start = line if start is None else start
-        elif kind == ">":
-            hunks.append((line if start is None else start, line))
-            start = None
-        elif start is None:  # ||||||| or ======= outside a hunk
-            start = line
-    if start is not None:
-        hunks.append((start, text.count("\n") + (not text.endswith("\n"))))
-    return hunks
-
-
-def conflict_lines(hunks: list[tuple[int, int]]) -> str:
-    """ "lines 10–18, 26–31" (or "line 4") for messages."""
-    one = len(hunks) == 1 and hunks[0][0] == hunks[0][1]
-    return ("line " if one else "lines ") + ", ".join(
-        f"{a}\u2013{b}" if a != b else str(a) for a, b in hunks
-    )
 
 
 def loads(text: str, path: Path) -> Lock:

@@ -11,6 +11,7 @@ from typing import Any
 from mcpsync import holodeck_settings
 from mcpsync.choices import PACKAGES, TARGET_KINDS, TRANSPORTS
 from mcpsync.errors import InputError, InvalidConstraint
+from mcpsync.suggest import did_you_mean
 
 ALIAS_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -140,18 +141,13 @@ def _plain(value: Any) -> Any:
 
 def load(path: Path) -> Manifest:
     """Read and validate mcp.toml at `path`."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    from mcpsync.fsutil import read_text
+
+    text = read_text(path)  # not UTF-8, unreadable, a merge left unfinished: said there
+    if text is None:
         raise InputError(
             f"{path.name} not found in {path.parent}", hint="run `mcpsync init` to create one"
-        ) from None
-    except OSError as exc:
-        from mcpsync.errors import EnvFailure
-
-        raise EnvFailure(f"Cannot read {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not UTF-8 text") from None
+        )
     return parse(text, path)
 
 
@@ -230,7 +226,7 @@ def _check_keys(table: Mapping[str, Any], allowed: tuple[str, ...], where: str) 
         raise InputError(
             f"{where}: unknown key{'s' if len(unknown) > 1 else ''} "
             f"{', '.join(repr(k) for k in unknown)}",
-            hint=f"allowed keys: {', '.join(allowed)}",
+            hint=f"{did_you_mean(unknown, allowed, short=True)}allowed keys: {', '.join(allowed)}",
         )
 
 
@@ -343,7 +339,10 @@ def _str(raw: Mapping[str, Any], key: str, where: str) -> str | None:
 def _choice(raw: Mapping[str, Any], key: str, choices: tuple[str, ...], where: str) -> str | None:
     value = _str(raw, key, where)
     if value is not None and value not in choices:
-        raise InputError(f"{where}: `{key}` is {value!r}", hint=f"use one of: {', '.join(choices)}")
+        raise InputError(
+            f"{where}: `{key}` is {value!r}",
+            hint=f"{did_you_mean([value], choices)}use one of: {', '.join(choices)}",
+        )
     return value
 
 

@@ -52,9 +52,23 @@ INIT_TEMPLATE = """\
 """
 
 
+# "mcp" and "mcp-server" around a registry name's server part say what every server is, not
+# which one: `com.notion/mcp`, `io.github.github/github-mcp-server`, `mcp-server-brave`.
+_MCP_WORDS = r"(?:mcp[-_.]?server|server[-_.]mcp|mcp)"
+_MCP_AFFIX = re.compile(rf"^{_MCP_WORDS}(?:[-_.]|$)|[-_.]{_MCP_WORDS}$", re.IGNORECASE)
+
+
 def default_alias(name: str) -> str:
-    """`io.github.acme/server-files` -> `server-files`: the part people say."""
-    tail = name.rsplit("/", 1)[-1]
+    """The part of a registry name people say: `io.github.acme/server-files` ->
+    `server-files`, `com.notion/mcp` -> `notion`, `io.github.github/github-mcp-server` ->
+    `github`. "mcp"/"mcp-server" at either end of the server part is dropped; when nothing
+    is left, the namespace's last label that is not "mcp" names the server (`com.stripe/mcp`
+    -> `stripe`, `com.cloudflare.mcp/mcp` -> `cloudflare`).
+    A name without a namespace (an import's entry key) only loses what an alias cannot hold."""
+    namespace, _, tail = name.rpartition("/")
+    if namespace:
+        labels = [_MCP_AFFIX.sub("", label) for label in reversed(namespace.split("."))]
+        tail = _MCP_AFFIX.sub("", tail) or next((x for x in labels if x), tail)
     alias = re.sub(r"[^A-Za-z0-9_-]", "-", tail).strip("-_") or "server"
     return alias if ALIAS_RE.match(alias) else f"s-{alias}"
 

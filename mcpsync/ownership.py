@@ -232,31 +232,12 @@ class Record:
     @classmethod
     def load(cls, root: Path) -> Record:
         from mcpsync.fsutil import read_text
-        from mcpsync.manifest import parse_toml
 
         path = root / RECORD_NAME
         text = read_text(path)
         if text is None:
             return cls(path, root)
-        hint = "fix it, or delete it and run `mcpsync sync --adopt` to take every entry over"
-        data = _read_canonical(text) or parse_toml(text, path, hint=hint)
-        files = data.get("files", {})
-        valid = isinstance(files, dict) and all(
-            isinstance(v, list) and all(isinstance(n, str) for n in v) for v in files.values()
-        )
-        if not valid or not isinstance(data.get("version"), int):
-            raise InputError(
-                f"Invalid {path}: expected `version = {RECORD_VERSION}` and a [files] table of "
-                '"path" = ["name", ...]',
-                hint=hint,
-            )
-        if data["version"] > RECORD_VERSION:
-            raise InputError(
-                f"{path} has version {data['version']}, newer than this mcpsync knows "
-                f"({RECORD_VERSION})",
-                hint="upgrade mcpsync",
-            )
-        return cls(path, root, {k: list(v) for k, v in files.items()}, text)
+        return cls(path, root, parse_record(text, path), text)
 
     def key(self, config: Path) -> str:
         try:
@@ -268,17 +249,54 @@ class Record:
         return set(self.files.get(self.key(config), ()))
 
     def dumps(self, files: Mapping[str, Iterable[str]]) -> str:
-        return _dumps(files)
+        return dumps_record(files)
+
+
+def parse_record(text: str, path: Path) -> dict[str, list[str]]:
+    """The record's {file: [names]} from its text; InputError naming `path` if it is none."""
+    from mcpsync.manifest import parse_toml
+
+    hint = "fix it, or delete it and run `mcpsync sync --adopt` to take every entry over"
+    data = _read_canonical(text) or parse_toml(text, path, hint=hint)
+    files = data.get("files", {})
+    valid = isinstance(files, dict) and all(
+        isinstance(v, list) and all(isinstance(n, str) for n in v) for v in files.values()
+    )
+    if not valid or not isinstance(data.get("version"), int):
+        raise InputError(
+            f"Invalid {path}: expected `version = {RECORD_VERSION}` and a [files] table of "
+            '"path" = ["name", ...]',
+            hint=hint,
+        )
+    if data["version"] > RECORD_VERSION:
+        raise InputError(
+            f"{path} has version {data['version']}, newer than this mcpsync knows "
+            f"({RECORD_VERSION})",
+            hint="upgrade mcpsync",
+        )
+    return {k: list(v) for k, v in files.items()}
+
+
+def dumps_record(files: Mapping[str, Iterable[str]]) -> str:
+    return _dumps(files)
 
 
 _HEAD = f"{RECORD_HEADER}version = {RECORD_VERSION}\n\n[files]\n"
 
 
 def _dumps(files: Mapping[str, Iterable[str]]) -> str:
-    # a JSON string or array of strings is TOML too, once DEL is escaped as TOML requires
-    lines = [
-        f"{_json(key)} = {_json(sorted(set(names)))}\n" for key, names in sorted(files.items())
-    ]
+    """One line per entry, files and names sorted: two branches that each sync a new server
+    add a line each, which git merges (or conflicts on only trivially). A JSON string is a
+    TOML string too, once DEL is escaped as TOML requires."""
+    lines = []
+    for key, names in sorted(files.items()):
+        entries = sorted(set(names))
+        if not entries:
+            lines.append(f"{_json(key)} = []\n")
+            continue
+        lines.append(f"{_json(key)} = [\n")
+        lines += [f"    {_json(name)},\n" for name in entries]
+        lines.append("]\n")
     return _HEAD + "".join(lines)
 
 
@@ -289,15 +307,26 @@ def _json(value: str | list[str]) -> str:
 def _read_canonical(text: str) -> dict[str, Any] | None:
     """The record as `_dumps` writes it, read without a TOML parser: a no-op sync reads it on
     every run, and tomllib takes tens of milliseconds for hundreds of files. None when the
-    text is not exactly in that form (edited by hand): then it is parsed as TOML."""
+    text is not exactly in that form (edited by hand, or an older mcpsync's one line per
+    file): then it is parsed as TOML."""
     if not text.startswith(_HEAD):
         return None
     files: dict[str, Any] = {}
+    names: list[str] | None = None  # the open array's, between `KEY = [` and `]`
     try:
         for line in text[len(_HEAD) :].splitlines():
+            if names is not None:
+                if line == "]":
+                    names = None
+                else:
+                    names.append(json.loads(line.removeprefix("    ").removesuffix(",")))
+                continue
             key, _, value = line.partition(" = ")
-            files[json.loads(key)] = json.loads(value)
+            if value == "[":
+                names = files[json.loads(key)] = []
+            else:
+                files[json.loads(key)] = json.loads(value)
         same = _dumps(files) == text  # what was read writes back the same bytes
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, AttributeError):
         return None
     return {"version": RECORD_VERSION, "files": files} if same else None

@@ -31,11 +31,33 @@ def close(word: str, candidates: Iterable[str], *, limit: int = LIMIT) -> list[s
     return [spelled[lower] for lower in found]
 
 
-def did_you_mean(words: Iterable[str], candidates: Iterable[str]) -> str:
-    """ "did you mean: a, b? " for the words' close candidates, or "" when none is close."""
+def did_you_mean(words: Iterable[str], candidates: Iterable[str], *, short: bool = False) -> str:
+    """ "did you mean: a, b? " for the words' close candidates, or "" when none is close.
+    `short`: the candidates are abbreviations (mcp.toml's keys), so `enviroment` finds `env`."""
     pool = list(candidates)
-    found = list(dict.fromkeys(c for word in words for c in close(word, pool)))
+    found = list(
+        dict.fromkeys(
+            c
+            for word in words
+            for c in close(word, pool) or (shortened(word, pool) if short else [])
+        )
+    )
     return f"did you mean: {', '.join(found)}? " if found else ""
+
+
+def shortened(word: str, candidates: Iterable[str]) -> list[str]:
+    """The candidates that abbreviate `word`: the same first three letters, then the rest of
+    the candidate's letters in order (`env` in `enviroment`, `args` in `arguments`); difflib
+    rates these far apart, as the lengths differ."""
+    lower = word.lower()
+    found = []
+    for candidate in candidates:
+        short = candidate.lower()
+        if len(short) >= 3 and lower != short and lower.startswith(short[:3]):
+            rest = iter(lower[3:])
+            if all(letter in rest for letter in short[3:]):  # a subsequence, in order
+                found.append(candidate)
+    return found[:LIMIT]
 
 
 def registry_names(registry: Registry, name: str) -> list[str]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -301,18 +302,30 @@ def _no_file_twice(changes: Sequence[FileChange]) -> None:
 
 
 def diff(change: FileChange, root: Path) -> str:
-    name = display(change.path, root)
+    before, after = diff_names(change.path, root)
     old = (change.old or "").splitlines(keepends=True)
     new = change.new.splitlines(keepends=True)
     lines = difflib.unified_diff(
-        old,
-        new,
-        fromfile=f"a/{name}" if change.old is not None else "/dev/null",
-        tofile=f"b/{name}",
+        old, new, fromfile=before if change.old is not None else "/dev/null", tofile=after
     )
     return "".join(
         line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
     )
+
+
+def diff_names(path: Path, root: Path) -> tuple[str, str]:
+    """The diff headers for `path`: git's `a/` and `b/` on the project-relative path, or, for
+    a file outside the project, the path as one would type it (`~/.claude.json`) on both,
+    never `b//home/...`."""
+    try:
+        rel = path.absolute().relative_to(root.absolute()).as_posix()
+    except ValueError:
+        typed = str(path.absolute())
+        home = str(Path.home())
+        if typed.startswith(home + os.sep):
+            typed = "~" + typed[len(home) :]
+        return typed, typed
+    return f"a/{rel}", f"b/{rel}"
 
 
 def display(path: Path, root: Path) -> str:

@@ -84,7 +84,12 @@ def test_init_writes_the_commented_template(tmp_path: Path) -> None:
     result = run_cli("-C", tmp_path, "init")
     assert result.code == 0, str(result)
     path = tmp_path / "mcp.toml"
-    assert result.out == f"Wrote {path}. Add a server with `mcpsync add NAME`.\n"
+    assert result.out == (
+        f"Wrote {path}. Add a server with `mcpsync add NAME`.\n"
+        "Merging branches: `git config merge.mcpsync.driver 'mcpsync merge-driver %O %A %B %P'`, "
+        "and a `FILE merge=mcpsync` line in .gitattributes for mcp.toml, mcp.lock, "
+        "mcp.synced.toml and each synced config (README: Merging branches).\n"
+    )
     assert path.read_text() == INIT_TEMPLATE
     assert INIT_TEMPLATE.startswith("# mcp.toml: the MCP servers this project uses.")
     # It is a valid, empty manifest: lock and check work on it straight away.
@@ -345,6 +350,28 @@ def test_show_unknown(team: Path, stub: RegistryStub, spec: str, needles: list[s
         assert result.err_lines[1] == (
             "  hint: available versions, newest first: 1.10.1, 2.0.0-beta.1, 1.10.0, 1.2.0, 1.0.0"
         )
+
+
+def test_show_alias_shows_the_locked_version_of_that_server(team: Path, stub: RegistryStub) -> None:
+    result = cli(stub, team, "show", "weather")
+    assert result.code == 0, str(result)
+    assert result.err == "weather is io.github.example/weather, locked at 1.10.1\n"
+    assert result.out.startswith("io.github.example/weather 1.10.1 (active)\n")
+    asked = cli(stub, team, "show", "weather@1.2.0", "--json")
+    assert (asked.json()["name"], asked.json()["version"]) == (WEATHER, "1.2.0")
+    (team / "mcp.lock").unlink()
+    unlocked = cli(stub, team, "show", "weather")
+    assert unlocked.out.startswith("io.github.example/weather 2.0.0-beta.1 (active)\n")
+
+
+def test_show_an_unknown_or_custom_alias_says_what_it_is(team: Path, stub: RegistryStub) -> None:
+    typo = cli(stub, team, "show", "wether")
+    assert_clean_failure(typo, 2, "'wether' is neither a registry name", "alias in")
+    assert typo.err_lines[1].startswith("  hint: did you mean: weather? servers: ")
+    assert stub.request_count == 0
+    (team / "mcp.toml").write_text(TEAM + '\n[servers.mine]\ncommand = "mine-mcp"\n')
+    custom = cli(stub, team, "show", "mine")
+    assert_clean_failure(custom, 2, "'mine' is a custom server in ")
 
 
 def test_search_and_show_work_without_a_manifest(tmp_path: Path, stub: RegistryStub) -> None:

@@ -156,6 +156,35 @@ def test_constraint_error_keeps_the_reason_and_moves_the_forms_to_the_hint() -> 
     assert caught.value.hint is not None and caught.value.hint.startswith("accepted: '1.2.3'")
 
 
+@pytest.mark.parametrize(
+    ("toml", "hint"),
+    [
+        ('[servers.a]\ncommand = "x"\nenviroment = { A = "1" }\n', "did you mean: env? allowed"),
+        (A + 'arguments = ["x"]\n', "did you mean: args? allowed"),
+        (A + 'versoin = "1"\n', "did you mean: version? allowed"),
+        ('[[targets]]\nkind = "claud-code"\n', "did you mean: claude-code? use one of"),
+        ('[[targets]]\nkind = "cursor"\nservrs = []\n', "did you mean: servers? allowed"),
+        ('[regsitry]\nurl = "x"\n', "did you mean: registry? allowed"),
+    ],
+)
+def test_a_misspelled_key_or_kind_offers_the_close_one(toml: str, hint: str) -> None:
+    with pytest.raises(InputError) as caught:
+        parse(toml, Path("mcp.toml"))
+    assert caught.value.hint is not None and caught.value.hint.startswith(hint)
+
+
+def test_a_key_like_none_offers_nothing() -> None:
+    with pytest.raises(InputError) as caught:
+        parse(A + 'zzz = "1"\n', Path("mcp.toml"))
+    assert caught.value.hint is not None and caught.value.hint.startswith("allowed keys: ")
+
+
+def test_a_misspelled_option_choice_offers_the_close_one(tmp_path: Path) -> None:
+    result = run_cli("-C", write_project(tmp_path, ""), "sync", "--target", "claud-code")
+    assert result.code == 2
+    assert "is not one of" in result.err and "(Did you mean: claude-code?)" in result.err
+
+
 def test_target_naming_an_unknown_alias_lists_the_servers_in_the_hint() -> None:
     text = A + '[servers.b]\ncommand = "x"\n[[targets]]\nkind = "cursor"\nservers = ["nope"]\n'
     with pytest.raises(InputError) as caught:

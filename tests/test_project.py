@@ -101,6 +101,23 @@ def test_dash_c_to_a_missing_directory_is_bad_usage(tmp_path: Path) -> None:
         require_root(tmp_path / "nowhere")
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [["sync"], ["search", "x"], ["show", "x"], ["add", "x"], ["list"], ["doctor"], ["init"]],
+)
+def test_dash_c_to_a_missing_directory_is_one_error_for_every_command(
+    tmp_path: Path, argv: list[str]
+) -> None:
+    """Said once, before the command runs: not a registry search, nor "mcp.lock not found"."""
+    missing = tmp_path / "nowhere"
+    result = run_cli("-C", missing, *argv, env={"MCPSYNC_REGISTRY": "http://127.0.0.1:9"})
+    assert (result.code, result.err) == (
+        2,
+        f"error: {missing}: no such directory\n  hint: check the -C DIR argument\n",
+    )
+    assert not missing.exists()
+
+
 def test_init_writes_in_the_starting_directory_not_above(root: Path) -> None:
     before = (root / "mcp.toml").read_bytes()
     deep = root / "src" / "deep"

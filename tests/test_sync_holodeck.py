@@ -608,6 +608,25 @@ def test_dry_run_and_diff_print_a_diff_and_write_nothing(project: Project) -> No
         assert not project.state.exists()
 
 
+def test_diff_headers_outside_the_project_are_the_path_as_typed(project: Project) -> None:
+    """Not `+++ b//tmp/...`: a file in HOME is `~/...`, any other outside file its path."""
+    elsewhere = project.root.parent / "shared" / "config.yaml"
+    project.manifest(
+        SERVERS["notes"],
+        '[[targets]]\nkind = "holodeck-global"\n',
+        f'[[targets]]\nkind = "holodeck-global"\npath = "{elsewhere}"\n',
+    )
+    project.lock()
+    out = project.sync("--diff").out
+    assert "--- /dev/null\n+++ ~/.holodeck/config.yaml\n" in out
+    assert f"--- /dev/null\n+++ {elsewhere}\n" in out
+    project.sync()
+    project.path("~/.holodeck/config.yaml").write_text("mcp_servers: []\n")
+    assert (
+        "--- ~/.holodeck/config.yaml\n+++ ~/.holodeck/config.yaml\n" in project.sync("--diff").out
+    )
+
+
 def test_sync_json_reports_what_changed(project: Project) -> None:
     project.write("agents/a/agent.yaml", "name: a\n")
     project.write("agents/b/agent.yaml", "name: b\n")

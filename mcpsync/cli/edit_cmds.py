@@ -15,12 +15,21 @@ from mcpsync.cli.context import Context
 from mcpsync.cli.lock_cmd import artifacts_option
 from mcpsync.cli.meta import category, examples
 from mcpsync.cli.output import emit_json, json_option, note, say
+from mcpsync.cli.params import Choice
 from mcpsync.errors import InputError
 
 if TYPE_CHECKING:
     from mcpsync.lockfile import Lock
     from mcpsync.manifest import Manifest
     from mcpsync.resolve import Warn
+
+# Branches that each add a server conflict in every generated file without it (README:
+# "Merging branches").
+MERGE_HINT = (
+    "Merging branches: `git config merge.mcpsync.driver 'mcpsync merge-driver %O %A %B %P'`, "
+    "and a `FILE merge=mcpsync` line in .gitattributes for mcp.toml, mcp.lock, "
+    "mcp.synced.toml and each synced config (README: Merging branches)."
+)
 
 
 @category("write")
@@ -42,6 +51,7 @@ def init(ctx: Context, force: bool, as_json: bool) -> int:
         emit_json({"written": str(path)})
     else:
         say(f"Wrote {path}. Add a server with `mcpsync add NAME`.")
+        say(MERGE_HINT)
     _warn_if_nested(path.parent)
     return 0
 
@@ -89,8 +99,8 @@ def _warn_if_nested(directory: Path) -> None:
     metavar="KEY=VALUE",
     help="A `variables` entry: a value for the registry's {placeholders} (repeatable).",
 )
-@click.option("--package", type=click.Choice(PACKAGES), help="Which package type to launch.")
-@click.option("--transport", type=click.Choice(TRANSPORTS), help="Which transport to use.")
+@click.option("--package", type=Choice(PACKAGES), help="Which package type to launch.")
+@click.option("--transport", type=Choice(TRANSPORTS), help="Which transport to use.")
 @artifacts_option
 @json_option
 @click.pass_obj

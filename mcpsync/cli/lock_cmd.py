@@ -99,7 +99,7 @@ def run_lock(
     warnings: list[LockWarning] = []
     plans: list[Plan] = []
     with project_lock(proj.root):
-        old_text = read_text(proj.lock_path)  # read once: parsed here, compared below
+        old_text = read_text(proj.lock_path, conflicts=True)  # read once: parsed, compared
         old = _read_old(proj, old_text)
         progress = Progress(proj.registry_url) if stderr_is_tty() and not as_json else None
         try:
@@ -309,7 +309,7 @@ def _check(proj: Project, as_json: bool, artifacts: bool) -> int:
     from mcpsync import integrity, lockfile
     from mcpsync.fsutil import read_text
 
-    text = read_text(proj.lock_path)
+    text = read_text(proj.lock_path, conflicts=True)
     hunks = lockfile.conflict_hunks(text) if text is not None else []
     if hunks:  # what `mcpsync lock` repairs is a difference (1), like a stale lock
         return _check_conflict(proj, hunks, as_json)

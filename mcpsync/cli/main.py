@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "export": "mcpsync.cli.trust_cmds:export",
     "run": "mcpsync.cli.run_cmd:run",
     "install": "mcpsync.cli.run_cmd:install",
+    "merge-driver": "mcpsync.cli.merge_cmd:merge_driver",
     "help": "mcpsync.cli.machine:help_cmd",
     "mcp": "mcpsync.cli.mcp_cmd:mcp",
 }

@@ -43,7 +43,7 @@ def mirror(ctx: Context, directory: Path, all_versions: bool, as_json: bool) -> 
     items, report = mirror_mod.mirror_items(found, wants)
     target = mirror_mod.target_file(ctx.start / directory)  # an absolute DIR replaces start
     text = mirror_mod.dumps(items)
-    changed = read_text(target) != text  # an unchanged mirror is not rewritten
+    changed = read_text(target, conflicts=True) != text  # an unchanged mirror stays
     if changed:
         atomic_write(target, text)
     if as_json:

@@ -11,6 +11,8 @@ from mcpsync.cli.meta import category, examples
 from mcpsync.cli.output import emit_json, json_option, note, say
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from mcpsync.registry.base import Registry, ServerEntry
 
 SEARCH_MAX = 100  # the registry's own page limit; more is a query to refine, not to page through
@@ -79,6 +81,8 @@ def show(ctx: Context, spec: str, as_json: bool) -> int:
     from mcpsync.cli import server_inputs
 
     name, _, version = spec.partition("@")
+    if "/" not in name:  # no registry name lacks one: an alias from mcp.toml
+        name, version = _aliased(ctx, name, version)
     registry = _open(ctx)
     try:
         entries = _versions(registry, name)
@@ -98,6 +102,46 @@ def show(ctx: Context, spec: str, as_json: bool) -> int:
     else:
         _print_show(data)
     return 0
+
+
+def _aliased(ctx: Context, alias: str, version: str) -> tuple[str, str]:
+    """The registry name (and, unless `version` is given, the pin in mcp.lock) of the server
+    that mcp.toml calls `alias`."""
+    from mcpsync import manifest, project
+    from mcpsync.errors import InputError
+
+    root = ctx.found_root
+    toml = root / project.MANIFEST if root is not None else None
+    servers = manifest.load(toml).servers if toml is not None else {}
+    spec = servers.get(alias)
+    if root is None or spec is None:
+        raise InputError(
+            f"'{alias}' is neither a registry name (those hold a '/') nor an alias in "
+            + (str(toml) if toml is not None else "an mcp.toml (none found)"),
+            hint=(manifest.alias_hint([alias], servers) + "; " if servers else "")
+            + f"`mcpsync search {alias}` finds registry names",
+        )
+    if spec.name is None:
+        raise InputError(
+            f"'{alias}' is a custom server in {toml}, not a registry server",
+            hint="`mcpsync list` shows how it is launched",
+        )
+    pinned = "" if version else _pin(root / project.LOCKFILE, alias, spec.name)
+    note(f"{alias} is {spec.name}" + (f", locked at {pinned}" if pinned else ""))
+    return spec.name, version or pinned
+
+
+def _pin(path: Path, alias: str, name: str) -> str:
+    """The version mcp.lock pins for `alias` as `name`, or "" (no lock, no pin, unreadable)."""
+    from mcpsync import lockfile
+    from mcpsync.errors import InputError
+
+    try:
+        locked = lockfile.read(path)
+    except InputError:
+        return ""  # a broken lock costs the pin, not the lookup
+    entry = locked.get(alias) if locked is not None else None
+    return entry.version or "" if entry is not None and entry.name == name else ""
 
 
 def _versions(registry: Registry, name: str) -> list[ServerEntry]:

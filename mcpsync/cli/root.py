@@ -11,6 +11,7 @@ import click
 from mcpsync.cli.context import Context
 from mcpsync.cli.main import COMMANDS
 from mcpsync.cli.output import COLOR_MODES, set_color
+from mcpsync.cli.params import Choice
 
 
 class LazyGroup(click.Group):
@@ -51,7 +52,7 @@ class LazyGroup(click.Group):
 )
 @click.option(
     "--color",
-    type=click.Choice(COLOR_MODES),
+    type=Choice(COLOR_MODES),
     envvar="MCPSYNC_COLOR",
     default="auto",
     show_default=True,
@@ -73,5 +74,11 @@ def cli(
       mcpsync lock --check && mcpsync sync --check     in CI
     """
     set_color(color)
+    if directory is not None and not directory.is_dir():
+        # here, once, before any command: each one would otherwise fail its own way (a search
+        # of the registry, "mcp.lock not found", ...)
+        from mcpsync.errors import InputError
+
+        raise InputError(f"{directory}: no such directory", hint="check the -C DIR argument")
     start = Path(directory) if directory is not None else Path.cwd()
     ctx.obj = Context(start=start, registry_override=registry, timeout=timeout)

@@ -17,6 +17,7 @@ from mcpsync.cli.context import Context
 from mcpsync.cli.meta import category, examples
 from mcpsync.cli.output import diff as show_diff
 from mcpsync.cli.output import emit_json, json_option, note
+from mcpsync.cli.params import Choice
 from mcpsync.errors import CheckFailed, EnvFailure, InputError
 
 if TYPE_CHECKING:
@@ -58,14 +59,14 @@ class Run:
     "--target",
     "kinds",
     multiple=True,
-    type=click.Choice(TARGET_KINDS),
+    type=Choice(TARGET_KINDS),
     metavar="KIND",
     shell_complete=target_kinds,
     help="Only the [[targets]] of this kind (repeatable).",
 )
 @click.option(
     "--scope",
-    type=click.Choice(("project", "user")),
+    type=Choice(("project", "user")),
     help="Only project files (in the repository) or only user files (in the home directory).",
 )
 @json_option

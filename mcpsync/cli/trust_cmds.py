@@ -136,7 +136,7 @@ def _record(proj: Project, probed: dict[str, tuple[LockedServer, Surface]]) -> b
     if not probed:
         return False
     with project_lock(proj.root):
-        old_text = read_text(proj.lock_path)
+        old_text = read_text(proj.lock_path, conflicts=True)
         if old_text is None:
             return False
         lock = lockfile.loads(old_text, proj.lock_path)
