@@ -21,6 +21,7 @@ _lock = threading.Lock()
 _quiet: dict[str, float] = {}  # host -> since when it has been asked and has not answered
 _busy: dict[str, int] = {}  # host -> requests in flight
 _budget: dict[str, float] = {}  # host -> the longest one request (with its retries) may take
+_watches: list[Watch] = []  # the Watches entered and not yet left: each starts on a request
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,8 @@ def request(host: str, budget: float) -> Iterator[None]:
             _quiet[host] = now
         _busy[host] = _busy.get(host, 0) + 1
         _budget[host] = budget
+        for watch in _watches:
+            watch.start()
     try:
         yield
     finally:
@@ -67,7 +70,9 @@ def silent(after: float = AFTER) -> list[Silence]:
 
 class Watch:
     """A daemon thread, for one command: `tell(silence)` once per host that keeps it
-    waiting. Stops (and joins) on exit, so nothing is printed after the command."""
+    waiting. Started by the command's first request (a command that makes none, such as a
+    no-op `lock`, pays for no thread: starting and joining one costs milliseconds); stops
+    (and joins) on exit, so nothing is printed after the command."""
 
     def __init__(self, tell: Callable[[Silence], None], *, every: float = 0.25) -> None:
         self._tell = tell
@@ -75,16 +80,29 @@ class Watch:
         self._stop = threading.Event()
         self._told: set[str] = set()
         self._thread = threading.Thread(target=self._run, name="mcpsync-watch", daemon=True)
+        self._started = False
 
     def __enter__(self) -> Watch:
-        self._thread.start()
+        with _lock:
+            _watches.append(self)
+            if any(_busy.values()):  # entered with a request already in flight
+                self.start()
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        with _lock:
+            _watches.remove(self)
         self._stop.set()
-        self._thread.join()
+        if self._started:
+            self._thread.join()
+
+    def start(self) -> None:
+        """Start the thread, once; called with `_lock` held."""
+        if not self._started:
+            self._started = True
+            self._thread.start()
 
     def _run(self) -> None:
         while not self._stop.wait(self._every):

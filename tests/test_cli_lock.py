@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -273,6 +275,35 @@ def test_noop_lock_works_with_the_registry_down(stub: RegistryStub, project: Pat
     stub.faults.fail_first = ALWAYS
     stub.reset_counts()
     assert lock(stub.url, project).code == 0
+    assert stub.request_count == 0
+
+
+# What a no-op `lock` or `lock --check` must not pay for (issue 17: ~100 ms each, run in every
+# pre-commit hook): the HTTP client, the installed-package metadata (`--version` read it), the
+# merge and secret-rule modules, and the watch thread that only a request in flight needs.
+_UNNEEDED = ("httpx", "importlib.metadata", "mcpsync.lockmerge", "mcpsync.import_read")
+
+
+@pytest.mark.parametrize("args", [(), ("--check",)])
+def test_noop_lock_loads_and_starts_only_what_it_uses(
+    stub: RegistryStub, project: Path, args: tuple[str, ...]
+) -> None:
+    assert lock(stub.url, project).code == 0
+    code = (
+        "import sys, threading\n"
+        "started = []\n"
+        "start = threading.Thread.start\n"
+        "def spy(self):\n    started.append(self.name)\n    start(self)\n"
+        "threading.Thread.start = spy\n"
+        "from mcpsync.cli.main import run\n"
+        f"code = run(['--registry', {stub.url!r}, '-C', {str(project)!r}, 'lock', *{args!r}])\n"
+        f"print(code, sorted(m for m in {_UNNEEDED!r} if m in sys.modules), started)\n"
+    )
+    stub.reset_counts()
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.stdout.splitlines()[-1] == "0 [] []", done.stderr
     assert stub.request_count == 0
 
 

@@ -279,3 +279,20 @@ def test_a_stale_or_unwritable_help_cache_is_not_trusted(
     blocked.write_text("")
     done = _help_process(blocked, "--help")
     assert (done.returncode, done.stdout) == (0, clicks)
+
+
+def test_version_is_the_installed_one_without_reading_package_metadata() -> None:
+    """`--version` prints mcpsync.__version__, which must equal the installed distribution's
+    version; finding that in the metadata imported importlib.metadata, ~15 ms (issue 17)."""
+    from importlib.metadata import version
+
+    code = (
+        "import sys\n"
+        "from mcpsync.cli.main import run\n"
+        "code = run(['--version'])\n"
+        "print(code, 'importlib.metadata' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.stdout.splitlines() == [f"mcpsync, version {version('mcpsync')}", "0 False"]

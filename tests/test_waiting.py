@@ -41,3 +41,18 @@ def test_the_watch_tells_once_per_host_and_stops() -> None:
         waiting._quiet["h:3"] -= waiting.AFTER  # as if asked 2 s ago
         time.sleep(0.1)
     assert told == ["h:3"]
+
+
+def test_the_watch_starts_its_thread_only_with_a_request() -> None:
+    """A command that makes no request (a no-op `lock`, `lock --check`) starts no thread:
+    starting and joining one costs milliseconds of a ~100 ms command (issue 17)."""
+    import threading
+
+    def watching() -> bool:
+        return any(t.name == "mcpsync-watch" for t in threading.enumerate())
+
+    with waiting.Watch(lambda s: None, every=0.01):
+        assert not watching()
+        with waiting.request("h:4", budget=10):
+            assert watching()
+    assert not watching()  # joined on exit

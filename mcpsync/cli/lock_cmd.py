@@ -240,7 +240,7 @@ class _Old:
 
 
 def _read_old(proj: Project, text: str | None) -> _Old:
-    from mcpsync import integrity, lockfile, lockmerge
+    from mcpsync import integrity, lockfile
 
     if text is None:
         return _Old(integrity.triage(lockfile.Lock()), None)
@@ -248,6 +248,8 @@ def _read_old(proj: Project, text: str | None) -> _Old:
     if not hunks:
         triaged = integrity.triage(lockfile.loads(text, proj.lock_path))
         return _Old(triaged, triaged.lock)
+    from mcpsync import lockmerge  # only for a merge-conflicted lock
+
     merged = lockmerge.merge(text, proj.lock_path, proj.manifest, proj.pinned_registry)
     kept = merged.triage.lock
     pins = sum(1 for s in kept.servers if s.version)
