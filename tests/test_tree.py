@@ -235,6 +235,54 @@ def test_warm_start_needs_no_npm_and_install_warms_the_cache(
     assert refused.returncode == 2 and 'field launch.command is "bash"' in refused.stderr
 
 
+def _imports(cwd: Path, env: dict[str, str], *argv: str) -> tuple[Result, set[str]]:
+    """`python -X importtime -m mcpsync ARGV` as a client starts it: its result and every
+    module it imported (importtime's lines on stderr, the last column)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "mcpsync", *argv],
+        cwd=cwd,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    lines = done.stderr.splitlines()
+    timing = [line for line in lines if line.startswith("import time:")]
+    err = "".join(line + "\n" for line in lines if not line.startswith("import time:"))
+    modules = {line.rsplit("|", 1)[1].strip() for line in timing[1:]}
+    return Result(done.returncode, done.stdout, err), modules
+
+
+def test_a_warm_start_imports_neither_click_nor_the_lock_parser(
+    registry: Registry, tmp_path: Path
+) -> None:
+    _publish(registry, tmp_path, "w")
+    root, env = _project(registry, tmp_path, "w"), _env(tmp_path)
+    assert _mcpsync(root, env, "lock").code == 0
+    cold, cold_modules = _imports(root, env, "run", "tiny", "--which")
+    assert (cold.code, cold.out) == (0, "dep 1.0.0\n"), cold
+    assert "click" in cold_modules  # the first start checks everything, through the CLI
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for cwd, argv in ((root, ["run", "tiny"]), (elsewhere, ["-C", str(root), "run", "tiny"])):
+        warm, modules = _imports(cwd, env, *argv, "--which", "--", "x")
+        assert (warm.code, warm.out, warm.err) == (0, "dep 1.0.0\n", ""), warm
+        heavy = {"click", "tomllib", "mcpsync.cli.root", "mcpsync.lockfile", "mcpsync.launch"}
+        assert not modules & heavy, sorted(modules & heavy)
+    # what the warm path does not handle is click's, exactly as before
+    helped, modules = _imports(root, env, "run", "--help")
+    assert helped.code == 0 and helped.out.startswith("Usage: mcpsync run [OPTIONS] ALIAS")
+    assert "click" in modules
+    bad = _mcpsync(root, {**env, "MCPSYNC_TIMEOUT": "soon"}, "run", "tiny", "--which")
+    assert bad.code == 2 and bad.out == "" and "Invalid value for '--timeout'" in bad.err, bad
+    tree_file = root / "mcp.lock.d" / "tiny.npm.json"
+    tree_file.write_text(tree_file.read_text().replace('"1.0.0"', '"1.0.1"', 1))
+    refused = _mcpsync(root, env, "run", "tiny", "--which")
+    assert refused.code == 2 and refused.out == "" and refused.err.count("\n") == 1, refused
+    assert refused.err.startswith("mcpsync run tiny: server 'tiny': tree file mcp.lock.d/")
+
+
 def test_without_a_tree_the_new_dependency_is_picked_up_and_check_says_so(
     registry: Registry, tmp_path: Path
 ) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from mcpsync.cli.context import Context
-from mcpsync.cli.main import COMMANDS
-from mcpsync.cli.output import COLOR_MODES, set_color
+from mcpsync.cli.main import COLOR_MODES, COMMANDS
+from mcpsync.cli.output import set_color
 
 
 class LazyGroup(click.Group):
