@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mcpsync.errors import InputError
+from mcpsync.project_root import MANIFEST as MANIFEST
+from mcpsync.project_root import find_root as find_root
 
 if TYPE_CHECKING:  # imported where used: `mcpsync run` finds the root with none of them
     from mcpsync.artifacts import Lookup, StoreSettings
@@ -16,7 +18,6 @@ if TYPE_CHECKING:  # imported where used: `mcpsync run` finds the root with none
     from mcpsync.manifest import Manifest
     from mcpsync.registry.base import Registry
 
-MANIFEST = "mcp.toml"
 LOCKFILE = "mcp.lock"
 # Requests in flight at once, to the registry and to the artifact stores each (one keep-alive
 # connection per request in flight). 100 servers at 50 ms a round trip take 4 waves (~0.2 s)
@@ -133,16 +134,6 @@ def with_manifest(
     return Project(root, found, registry_url(registry_override, found), timeout, named)
 
 
-def find_root(start: Path) -> Path | None:
-    """The nearest directory holding mcp.toml: `start` itself, else its parents up to the
-    filesystem root (as uv, npm and Cargo look for their manifests); None if there is none.
-
-    `start` is returned as given when it holds mcp.toml, so paths in messages stay as typed."""
-    if _has_manifest(start):
-        return start
-    return next((d for d in start.absolute().parents if _has_manifest(d)), None)
-
-
 def require_root(start: Path) -> Path:
     if not start.is_dir():  # -C DIR that is not there: say so rather than search above it
         raise InputError(f"{start}: no such directory", hint="check the -C DIR argument")
@@ -153,10 +144,3 @@ def require_root(start: Path) -> Path:
             hint="run `mcpsync init` to create one there, or pass -C DIR",
         )
     return found
-
-
-def _has_manifest(directory: Path) -> bool:
-    try:
-        return (directory / MANIFEST).is_file()
-    except OSError:  # an unreadable directory on the way up holds nothing we can use
-        return False

@@ -27,6 +27,9 @@ cache="${MCPSYNC_CLIENTS_CACHE:-$here/../.cache/real-clients}"
 export NPM_CONFIG_LOGLEVEL=error NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false
 export NPM_CONFIG_AUDIT=false npm_config_cache="$cache/npm" # npx's downloads survive runs
 
+# shellcheck source=tests/client_install.sh
+source "$here/client_install.sh"
+
 step() { echo "real_clients: $*" >&2; }
 fail() {
   echo "real_clients: FAILED: $*" >&2
@@ -36,12 +39,7 @@ fail() {
 # --- the clients, installed once into the cache (no global install) -----------------------
 mkdir -p "$cache"
 cache="$(cd "$cache" && pwd)"
-if [ "$(cat "$cache/pins" 2>/dev/null)" != "${CLIENTS[*]}" ]; then
-  step "npm install ${CLIENTS[*]}"
-  rm -rf "$cache/node_modules" "$cache/package.json" "$cache/package-lock.json"
-  npm install --prefix "$cache" --no-save "${CLIENTS[@]}" >&2
-  echo "${CLIENTS[*]}" >"$cache/pins"
-fi
+install_clients "$cache" "${CLIENTS[@]}"
 bin="$cache/node_modules/.bin"
 
 # --- a throwaway project and home (outside /tmp: Codex refuses helper links under /tmp) ----

@@ -630,3 +630,29 @@ def test_init_in_a_subdirectory_of_a_project_warns_and_points_to_it(tmp_path: Pa
         f"run in {sub} now use the new file. To add servers to that project instead, delete "
         f"{sub}/mcp.toml and run `mcpsync -C {tmp_path} add NAME`\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("argv", "environ", "request_"),
+    [
+        (["run", "fs"], {}, (None, "fs", [])),
+        (["run", "fs", "--help", "--", "x"], {}, (None, "fs", ["--help", "--", "x"])),
+        (["-C", "/p", "run", "fs", "-v"], {"MCPSYNC_TIMEOUT": "2"}, ("/p", "fs", ["-v"])),
+        (["run", "--help"], {}, None),
+        (["run"], {}, None),
+        (["run", "--", "fs"], {}, None),
+        (["--color", "never", "run", "fs"], {}, None),
+        (["-C", "", "run", "fs"], {}, None),
+        (["lock"], {}, None),
+        (["run", "fs"], {"MCPSYNC_TIMEOUT": "soon"}, None),
+        (["run", "fs"], {"MCPSYNC_TIMEOUT": "0.01"}, None),
+        (["run", "fs"], {"MCPSYNC_COLOR": "sometimes"}, None),
+    ],
+)
+def test_the_warm_run_takes_only_what_click_would_accept_as_is(
+    argv: list[str], environ: dict[str, str], request_: object
+) -> None:
+    """cli/main.py's warm `run` (no click): anything else is click's, help and errors included."""
+    from mcpsync.cli.main import _run_request
+
+    assert _run_request(argv, environ) == request_

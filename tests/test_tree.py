@@ -16,6 +16,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 import yaml
@@ -65,6 +66,29 @@ def _project(
     return root
 
 
+class Locked(Protocol):
+    def __call__(
+        self, tag: str, *, tree: bool = True, sync: bool = False
+    ) -> tuple[Path, dict[str, str]]: ...
+
+
+@pytest.fixture
+def locked(registry: Registry, tmp_path: Path) -> Locked:
+    """`locked(TAG)`: tiny-mcp-TAG and tiny-dep-TAG 1.0.0 published, a project declaring the
+    server (its tree on unless `tree=False`) locked, and synced with `sync=True`: its (root,
+    env), the setup most tests here start from."""
+
+    def make(tag: str, *, tree: bool = True, sync: bool = False) -> tuple[Path, dict[str, str]]:
+        _publish(registry, tmp_path, tag)
+        root, env = _project(registry, tmp_path, tag, tree=tree), _env(tmp_path)
+        for command in ("lock", "sync")[: 1 + sync]:
+            done = _mcpsync(root, env, command)
+            assert done.code == 0, done
+        return root, env
+
+    return make
+
+
 def _env(tmp: Path, cache: str = "cache") -> dict[str, str]:
     """A fresh home, tree cache and npm cache; this Python's `mcpsync` first on PATH (the
     synced entries run `mcpsync`)."""
@@ -98,11 +122,9 @@ def _entry(root: Path, env: dict[str, str], *extra: str) -> subprocess.Completed
 
 
 def test_the_locked_tree_runs_not_the_new_release_of_a_dependency(
-    registry: Registry, tmp_path: Path
+    registry: Registry, tmp_path: Path, locked: Locked
 ) -> None:
-    _publish(registry, tmp_path, "a")
-    root, env = _project(registry, tmp_path, "a"), _env(tmp_path)
-    assert _mcpsync(root, env, "lock").code == 0
+    root, env = locked("a")
     lock = (root / "mcp.lock").read_text()
     assert '[server.tree]\nfile = "mcp.lock.d/tiny.npm.json"\n' in lock
     assert "packages = 2\n" in lock
@@ -133,18 +155,16 @@ def test_the_locked_tree_runs_not_the_new_release_of_a_dependency(
 
 
 def test_lock_keeps_a_tree_a_fresh_lock_takes_new_releases_and_is_deterministic(
-    registry: Registry, tmp_path: Path
+    registry: Registry, tmp_path: Path, locked: Locked
 ) -> None:
-    _publish(registry, tmp_path, "b")
-    root, env = _project(registry, tmp_path, "b"), _env(tmp_path)
-    assert _mcpsync(root, env, "lock").code == 0
+    root, env = locked("b")
     tree_file = root / "mcp.lock.d" / "tiny.npm.json"
     files = [root / "mcp.lock", tree_file]
-    locked = [f.read_bytes() for f in files]
+    pinned = [f.read_bytes() for f in files]
     # resolved from nothing on another machine (another npm cache): the same bytes
     _forget(root)
     assert _mcpsync(root, _env(tmp_path, "other"), "lock").code == 0
-    assert [f.read_bytes() for f in files] == locked
+    assert [f.read_bytes() for f in files] == pinned
     _publish(registry, tmp_path, "b", "1.0.1")
     before = [(f.read_bytes(), f.stat().st_mtime_ns) for f in files]
     again = _mcpsync(root, env, "lock")
@@ -161,12 +181,8 @@ def _forget(root: Path) -> None:
     (root / "mcp.lock").unlink()
 
 
-def test_an_edited_tree_file_is_refused_everywhere_and_repaired_by_lock(
-    registry: Registry, tmp_path: Path
-) -> None:
-    _publish(registry, tmp_path, "c")
-    root, env = _project(registry, tmp_path, "c"), _env(tmp_path)
-    assert _mcpsync(root, env, "lock").code == 0 and _mcpsync(root, env, "sync").code == 0
+def test_an_edited_tree_file_is_refused_everywhere_and_repaired_by_lock(locked: Locked) -> None:
+    root, env = locked("c", sync=True)
     tree_file = root / "mcp.lock.d" / "tiny.npm.json"
     tree_file.write_text(tree_file.read_text().replace('"1.0.0"', '"1.0.1"', 1))
     check = _mcpsync(root, env, "lock", "--check")
@@ -186,10 +202,10 @@ def test_an_edited_tree_file_is_refused_everywhere_and_repaired_by_lock(
     assert _entry(root, env, "--which").stdout == "dep 1.0.0\n"
 
 
-def test_a_swapped_tarball_refuses_to_start(registry: Registry, tmp_path: Path) -> None:
-    _publish(registry, tmp_path, "d")
-    root, env = _project(registry, tmp_path, "d"), _env(tmp_path)
-    assert _mcpsync(root, env, "lock").code == 0 and _mcpsync(root, env, "sync").code == 0
+def test_a_swapped_tarball_refuses_to_start(
+    registry: Registry, tmp_path: Path, locked: Locked
+) -> None:
+    root, env = locked("d", sync=True)
     _publish(registry, tmp_path, "d", "1.0.1")
     good = registry.tarball("tiny-dep-d", "1.0.0")
     saved = good.read_bytes()
@@ -210,11 +226,9 @@ def test_a_swapped_tarball_refuses_to_start(registry: Registry, tmp_path: Path) 
 
 
 def test_warm_start_needs_no_npm_and_install_warms_the_cache(
-    registry: Registry, tmp_path: Path
+    registry: Registry, tmp_path: Path, locked: Locked
 ) -> None:
-    _publish(registry, tmp_path, "e")
-    root, env = _project(registry, tmp_path, "e"), _env(tmp_path)
-    assert _mcpsync(root, env, "lock").code == 0 and _mcpsync(root, env, "sync").code == 0
+    root, env = locked("e", sync=True)
     installed = _mcpsync(root, env, "install")
     assert installed.code == 0 and installed.out.startswith("Installed tiny (2 packages) in ")
     again = _mcpsync(root, env, "install", "--json")
@@ -235,12 +249,61 @@ def test_warm_start_needs_no_npm_and_install_warms_the_cache(
     assert refused.returncode == 2 and 'field launch.command is "bash"' in refused.stderr
 
 
-def test_without_a_tree_the_new_dependency_is_picked_up_and_check_says_so(
-    registry: Registry, tmp_path: Path
+# What a warm `mcpsync run` never imports: the CLI (click), the lock's parser and renderer,
+# and `dataclasses` (its `inspect` import alone costs several ms of every server start).
+WARM_NEVER = {"click", "tomllib", "mcpsync.cli.root", "mcpsync.lockfile", "mcpsync.launch"}
+WARM_NEVER |= {"dataclasses", "shutil"}
+
+
+def _imports(cwd: Path, env: dict[str, str], *argv: str) -> tuple[Result, set[str]]:
+    """`python -X importtime -m mcpsync ARGV` as a client starts it: its result and every
+    module it imported (importtime's lines on stderr, the last column)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "mcpsync", *argv],
+        cwd=cwd,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    lines = done.stderr.splitlines()
+    timing = [line for line in lines if line.startswith("import time:")]
+    err = "".join(line + "\n" for line in lines if not line.startswith("import time:"))
+    modules = {line.rsplit("|", 1)[1].strip() for line in timing[1:]}
+    return Result(done.returncode, done.stdout, err), modules
+
+
+def test_a_warm_start_imports_neither_click_nor_the_lock_parser(
+    tmp_path: Path, locked: Locked
 ) -> None:
-    _publish(registry, tmp_path, "f")
-    root, env = _project(registry, tmp_path, "f", tree=False), _env(tmp_path)
-    assert _mcpsync(root, env, "lock").code == 0 and _mcpsync(root, env, "sync").code == 0
+    root, env = locked("w")
+    cold, cold_modules = _imports(root, env, "run", "tiny", "--which")
+    assert (cold.code, cold.out) == (0, "dep 1.0.0\n"), cold
+    assert "click" in cold_modules  # the first start checks everything, through the CLI
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for cwd, argv in ((root, ["run", "tiny"]), (elsewhere, ["-C", str(root), "run", "tiny"])):
+        warm, modules = _imports(cwd, env, *argv, "--which", "--", "x")
+        assert (warm.code, warm.out, warm.err) == (0, "dep 1.0.0\n", ""), warm
+        assert not modules & WARM_NEVER, sorted(modules & WARM_NEVER)
+    # what the warm path does not handle is click's, exactly as before
+    helped, modules = _imports(root, env, "run", "--help")
+    assert helped.code == 0 and helped.out.startswith("Usage: mcpsync run [OPTIONS] ALIAS")
+    assert "click" in modules
+    bad = _mcpsync(root, {**env, "MCPSYNC_TIMEOUT": "soon"}, "run", "tiny", "--which")
+    assert bad.code == 2 and bad.out == "" and "Invalid value for '--timeout'" in bad.err, bad
+    tree_file = root / "mcp.lock.d" / "tiny.npm.json"
+    tree_file.write_text(tree_file.read_text().replace('"1.0.0"', '"1.0.1"', 1))
+    refused = _mcpsync(root, env, "run", "tiny", "--which")
+    assert refused.code == 2 and refused.out == "" and refused.err.count("\n") == 1, refused
+    assert refused.err.startswith("mcpsync run tiny: server 'tiny': tree file mcp.lock.d/")
+
+
+def test_without_a_tree_the_new_dependency_is_picked_up_and_check_says_so(
+    registry: Registry, tmp_path: Path, locked: Locked
+) -> None:
+    root, env = locked("f", tree=False, sync=True)
     assert (
         not (root / "mcp.lock.d").exists()
         and "[server.tree]" not in (root / "mcp.lock").read_text()
@@ -259,10 +322,8 @@ def test_without_a_tree_the_new_dependency_is_picked_up_and_check_says_so(
     assert _mcpsync(root, env, "lock", "--check").code == 0
 
 
-def test_turning_the_tree_off_removes_its_file(registry: Registry, tmp_path: Path) -> None:
-    _publish(registry, tmp_path, "g")
-    root, env = _project(registry, tmp_path, "g"), _env(tmp_path)
-    assert _mcpsync(root, env, "lock").code == 0
+def test_turning_the_tree_off_removes_its_file(registry: Registry, locked: Locked) -> None:
+    root, env = locked("g")
     toml = root / "mcp.toml"
     toml.write_text(toml.read_text().replace("tree = true", "tree = false"))
     assert (
@@ -316,6 +377,10 @@ def test_a_pypi_tree_runs_the_locked_dependency_through_the_synced_entry(tmp_pat
         started = _entry(root, env, "hello")
         assert started.stdout == "tiny-mcp 1.0.0 tinylib 1.0.0 hello\n", started.stderr
         assert _mcpsync(root, env, "lock", "--check").code == 0
+        offline = {**env, "UV_INDEX_URL": "http://127.0.0.1:9/"}  # the warm start asks no index
+        warm, modules = _imports(root, offline, "run", "tiny", "hello")
+        assert warm.out == "tiny-mcp 1.0.0 tinylib 1.0.0 hello\n", warm
+        assert not modules & WARM_NEVER, sorted(modules & WARM_NEVER)
 
 
 HOLODECK_PYTHON = os.environ.get("MCPSYNC_HOLODECK_PYTHON")
@@ -370,12 +435,8 @@ def test_targets_get_the_launcher_holodeck_through_uvx_user_scope_with_its_proje
         assert (tool["command"], tool["args"][-2:]) == ("uvx", ["run", "tiny"])
 
 
-def test_a_tree_record_naming_another_path_is_never_read(
-    registry: Registry, tmp_path: Path
-) -> None:
-    _publish(registry, tmp_path, "i")
-    root, env = _project(registry, tmp_path, "i"), _env(tmp_path)
-    assert _mcpsync(root, env, "lock").code == 0
+def test_a_tree_record_naming_another_path_is_never_read(tmp_path: Path, locked: Locked) -> None:
+    root, env = locked("i")
     (tmp_path / "outside.npm.json").write_text("{}")
     lock = root / "mcp.lock"
     lock.write_text(lock.read_text().replace("mcp.lock.d/tiny.npm.json", "../outside.npm.json"))
@@ -422,10 +483,10 @@ def test_run_starts_a_server_without_a_tree_as_written_and_refuses_an_unknown_al
     )
 
 
-def test_probe_pins_the_surface_of_the_locked_tree(registry: Registry, tmp_path: Path) -> None:
-    _publish(registry, tmp_path, "j")
-    root, env = _project(registry, tmp_path, "j"), _env(tmp_path)
-    assert _mcpsync(root, env, "lock").code == 0
+def test_probe_pins_the_surface_of_the_locked_tree(
+    registry: Registry, tmp_path: Path, locked: Locked
+) -> None:
+    root, env = locked("j")
     _publish(registry, tmp_path, "j", "1.0.1")  # npx would run this one
     probed = _mcpsync(root, env, "probe")
     assert probed.code == 0, probed
@@ -474,10 +535,8 @@ def test_a_dependency_npm_cannot_hash_is_refused_at_lock(
     assert not (root / "mcp.lock").exists() and not (root / "mcp.lock.d").exists()
 
 
-def test_doctor_checks_what_a_locked_tree_needs(registry: Registry, tmp_path: Path) -> None:
-    _publish(registry, tmp_path, "m")
-    root, env = _project(registry, tmp_path, "m"), _env(tmp_path)
-    assert _mcpsync(root, env, "lock").code == 0 and _mcpsync(root, env, "sync").code == 0
+def test_doctor_checks_what_a_locked_tree_needs(tmp_path: Path, locked: Locked) -> None:
+    root, env = locked("m", sync=True)
     runtime = _runtime(_mcpsync(root, env, "doctor", "--json"))
     assert runtime["ok"] and runtime["detail"].startswith("mcpsync "), runtime
     no_npm = tmp_path / "no-npm"  # npx-less too: only the launcher, node and this Python

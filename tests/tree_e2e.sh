@@ -25,6 +25,9 @@ cache="${MCPSYNC_TREE_E2E_CACHE:-$repo/.cache/tree-e2e}"
 export NPM_CONFIG_LOGLEVEL=error NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false
 export NPM_CONFIG_AUDIT=false
 
+# shellcheck source=tests/client_install.sh
+source "$here/client_install.sh"
+
 step() { echo "tree_e2e: $*" >&2; }
 fail() {
   echo "tree_e2e: FAILED: $*" >&2
@@ -34,12 +37,7 @@ fail() {
 # --- Claude Code, installed once into the cache --------------------------------------------
 mkdir -p "$cache"
 cache="$(cd "$cache" && pwd)"
-if [ "$(cat "$cache/pins" 2>/dev/null)" != "$CLAUDE" ]; then
-  step "npm install $CLAUDE"
-  rm -rf "$cache/node_modules"
-  npm install --prefix "$cache" --no-save "$CLAUDE" >&2
-  echo "$CLAUDE" >"$cache/pins"
-fi
+install_clients "$cache" "$CLAUDE"
 claude="$cache/node_modules/.bin/claude"
 # the synced entries run `mcpsync`: the one under test first on PATH
 mcpsync_bin="$(dirname "$(command -v "$MCPSYNC")")"

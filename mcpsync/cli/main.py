@@ -1,12 +1,14 @@
 """The entry point and the command table. The root click group and its global options are in
 root.py, imported when a command runs (errors become exit codes in errors.py): `mcpsync
---help` is answered by help_cache, without importing click, while its cached text is current."""
+--help` is answered by help_cache, without importing click, while its cached text is current,
+and a warm `mcpsync run ALIAS` execs the server without importing click either (`warm_run`)."""
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from typing import Any
 
 # Command name -> "module:attribute". Loaded only when listed or invoked, so `mcpsync --help`
@@ -33,6 +35,8 @@ COMMANDS: dict[str, str] = {
     "help": "mcpsync.cli.machine:help_cmd",
     "mcp": "mcpsync.cli.mcp_cmd:mcp",
 }
+# The values of the root group's --color (root.py); here, so that warm_run checks them too.
+COLOR_MODES = ("auto", "always", "never")
 
 
 def run(argv: Sequence[str] | None = None) -> int:
@@ -49,7 +53,60 @@ def main() -> None:
 
     if help_cache.answer(sys.argv[1:]):
         sys.exit(0)
+    warm_run(sys.argv[1:], os.environ)
     sys.exit(run())
+
+
+def warm_run(argv: Sequence[str], environ: Mapping[str, str]) -> None:
+    """`[-C DIR] run ALIAS [ARGS]...` with a warm start recorded (launcher.quick): exec the
+    server at once. Importing click costs about as much as Python's own start, and a client
+    pays it on every server start. Returns (and click handles the command, with its help,
+    usage errors and refusals) for anything else: other options, no record, a failed exec."""
+    request = _run_request(argv, environ)
+    if request is None:
+        return
+    directory, alias, extra = request
+    from pathlib import Path
+
+    from mcpsync.errors import McpsyncError
+    from mcpsync.project_root import find_root
+    from mcpsync.tree import launcher
+
+    start = Path(directory) if directory is not None else Path.cwd()
+    root = find_root(start) if start.is_dir() else None
+    found = launcher.quick(root, alias, environ, extra) if root is not None else None
+    if found is not None:
+        with suppress(McpsyncError):  # exec failed: the full path below says so, in one line
+            launcher.exec_server(*found)
+
+
+def _run_request(
+    argv: Sequence[str], environ: Mapping[str, str]
+) -> tuple[str | None, str, list[str]] | None:
+    """(DIR of -C or None, ALIAS, ARGS) of a `run` command line the root group would accept
+    as is; None for anything click must see (--help, other options, a value it would reject).
+    As click parses `run`, every word after ALIAS goes to the server, `--` included."""
+    words = list(argv)
+    directory = None
+    if words[:1] == ["-C"] and len(words) > 1 and words[1]:
+        directory, words = words[1], words[2:]
+    if len(words) < 2 or words[0] != "run" or words[1].startswith("-") or not words[1]:
+        return None
+    return (directory, words[1], words[2:]) if _globals_valid(environ) else None
+
+
+def _globals_valid(environ: Mapping[str, str]) -> bool:
+    """The root group's options read from the environment hold values it accepts: a bad one
+    is a usage error click reports, even for `run` (root.py: --timeout, --color)."""
+    timeout, color = environ.get("MCPSYNC_TIMEOUT"), environ.get("MCPSYNC_COLOR")
+    if color is not None and color not in COLOR_MODES:
+        return False
+    if timeout is None:
+        return True
+    try:
+        return float(timeout) >= 0.1
+    except ValueError:
+        return False
 
 
 def __getattr__(name: str) -> Any:

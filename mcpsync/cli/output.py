@@ -20,7 +20,6 @@ from mcpsync.errors import readable
 if TYPE_CHECKING:
     from mcpsync.waiting import Silence
 
-COLOR_MODES = ("auto", "always", "never")
 _color: bool | None = None  # None: colour only on a terminal (click decides per stream)
 
 # the first word of a change report line -> its colour

@@ -10,8 +10,8 @@ import click
 
 from mcpsync import __version__
 from mcpsync.cli.context import Context
-from mcpsync.cli.main import COMMANDS
-from mcpsync.cli.output import COLOR_MODES, set_color
+from mcpsync.cli.main import COLOR_MODES, COMMANDS
+from mcpsync.cli.output import set_color
 from mcpsync.cli.params import Choice
 
 

@@ -19,10 +19,9 @@ from __future__ import annotations
 import hashlib
 import importlib
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from mcpsync.errors import InputError
 
@@ -34,10 +33,10 @@ SUFFIXES = {"npm": "npm.json", "pypi": "pylock.toml"}
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 
 
-@dataclass(frozen=True)
-class TreeRecord:
+class TreeRecord(NamedTuple):
     """[server.tree]: the tree file (relative to mcp.lock, `/`-separated), its sha256 and how
-    many packages it pins."""
+    many packages it pins. A NamedTuple, not a dataclass: a warm `mcpsync run` imports this
+    package, and `dataclasses` imports `inspect` (several ms of every server start)."""
 
     file: str
     digest: str

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -56,6 +55,8 @@ def ensure(tree_kind: str, tree: bytes, digest: str, settings: StoreSettings) ->
     dest = tree_path(settings.env, digest)
     if ready(dest, digest):
         return dest
+    import shutil  # here: the warm start needs none of it
+
     with _locked(dest.with_name(dest.name + ".lock")):
         if ready(dest, digest):  # another start filled it while we waited
             return dest
