@@ -187,7 +187,7 @@ def _starts(
 def _direct(root: Path, env: dict[str, str], kind: str, package: str) -> list[str]:
     """The server's own argv in its materialised tree (what `mcpsync run` execs)."""
     sys.path.insert(0, str(REPO))
-    from mcpsync import lockfile
+    from mcpsync.lock import lockfile
     from mcpsync.tree import backend
     from mcpsync.tree.cache import tree_path
 

@@ -2,7 +2,7 @@
 
 A file git could not merge holds `<<<<<<< ours`, `|||||||` base, `=======`, `>>>>>>> theirs`
 lines. Parsed as JSON, YAML or TOML that is only "Invalid ..." at some column; said as what it
-is, the user knows what to do. mcp.lock has its own reading of them (mcpsync.lockmerge).
+is, the user knows what to do. mcp.lock has its own reading of them (mcpsync.lock.merge).
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ from mcpsync.project_root import find_root as find_root
 
 if TYPE_CHECKING:  # imported where used: `mcpsync run` finds the root with none of them
     from mcpsync.artifacts import Lookup, StoreSettings
-    from mcpsync.lockfile import Lock
-    from mcpsync.manifest import Manifest
+    from mcpsync.lock.lockfile import Lock
+    from mcpsync.manifest.parse import Manifest
     from mcpsync.registry.base import Registry
 
 LOCKFILE = "mcp.lock"
@@ -47,7 +47,7 @@ class Project:
         return self.root / LOCKFILE
 
     def read_lock(self) -> Lock | None:
-        from mcpsync import lockfile
+        from mcpsync.lock import lockfile
 
         return lockfile.read(self.lock_path)
 
@@ -89,7 +89,7 @@ class Project:
         )
 
     def check_aliases(self, aliases: Collection[str], flag: str) -> None:
-        from mcpsync import manifest
+        from mcpsync.manifest import parse as manifest
 
         unknown = sorted(set(aliases) - set(self.manifest.servers))
         if unknown:
@@ -121,7 +121,7 @@ def registry_url(override: str | None, found: Manifest | None) -> str:
 
 
 def load(root: Path, *, registry_override: str | None = None, timeout: float = 5.0) -> Project:
-    from mcpsync import manifest
+    from mcpsync.manifest import parse as manifest
 
     return with_manifest(root, manifest.load(root / MANIFEST), registry_override, timeout)
 

@@ -161,7 +161,7 @@ def make_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str = "p
 
 @contextlib.contextmanager
 def platform(monkeypatch: pytest.MonkeyPatch, name: str) -> Iterator[None]:
-    from mcpsync.targets import clients
+    from mcpsync.sync.targets import clients
 
     with monkeypatch.context() as m:
         m.setattr(clients, "platform", lambda: name)

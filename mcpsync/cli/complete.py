@@ -17,7 +17,7 @@ def _manifest(ctx: click.Context) -> dict[str, Any]:
     """The nearest mcp.toml as plain data, found as every command finds it; {} on any problem."""
     from mcpsync.errors import McpsyncError
     from mcpsync.fsutil import read_text
-    from mcpsync.manifest import parse_toml
+    from mcpsync.manifest.parse import parse_toml
     from mcpsync.project import MANIFEST, find_root
 
     start = ctx.find_root().params.get("directory") or Path.cwd()
@@ -46,7 +46,7 @@ def target_kinds(
         [t.get("kind") for t in targets if isinstance(t, dict)] if isinstance(targets, list) else []
     )
     if not declared:
-        from mcpsync.targets import KINDS
+        from mcpsync.sync.targets import KINDS
 
         declared = list(KINDS)
     kinds = [k for k in dict.fromkeys(declared) if isinstance(k, str)]

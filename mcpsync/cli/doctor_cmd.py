@@ -13,9 +13,9 @@ from mcpsync.cli.meta import category, examples
 from mcpsync.cli.output import emit_json, json_option, say
 
 if TYPE_CHECKING:
-    from mcpsync.doctor import Finding
-    from mcpsync.lockfile import Lock
+    from mcpsync.lock.lockfile import Lock
     from mcpsync.project import Project
+    from mcpsync.trust.doctor import Finding
 
 
 @category("read")
@@ -30,8 +30,8 @@ def doctor(ctx: Context, as_json: bool) -> int:
     the program it starts (npx, uvx, docker, dnx, ...) is on PATH, with its version.
     Per target: each file sync writes is writable. Exit 1 if anything is missing.
     """
-    from mcpsync import doctor as doc
     from mcpsync import project
+    from mcpsync.trust import doctor as doc
 
     proj = project.load(ctx.root, registry_override=ctx.registry_override, timeout=ctx.timeout)
     lock, findings = _lock_findings(proj)
@@ -47,8 +47,8 @@ def doctor(ctx: Context, as_json: bool) -> int:
 
 
 def _lock_findings(proj: Project) -> tuple[Lock | None, list[Finding]]:
-    from mcpsync import integrity, lockfile
-    from mcpsync.doctor import Finding
+    from mcpsync.lock import integrity, lockfile
+    from mcpsync.trust.doctor import Finding
 
     lock = proj.read_lock()
     if lock is None:
@@ -69,10 +69,10 @@ def _lock_findings(proj: Project) -> tuple[Lock | None, list[Finding]]:
 
 
 def _target_findings(proj: Project, lock: Lock) -> list[Finding]:
-    from mcpsync import sync as sync_mod
-    from mcpsync import targets
-    from mcpsync.doctor import target_findings
-    from mcpsync.targets.base import label
+    from mcpsync.sync import plan as sync_mod
+    from mcpsync.sync import targets
+    from mcpsync.sync.targets.base import label
+    from mcpsync.trust.doctor import target_findings
 
     home = Path(os.path.expanduser("~"))
     ctx = sync_mod.make_context(proj.root, proj.manifest.path, home)

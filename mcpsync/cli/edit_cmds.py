@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from mcpsync.choices import PACKAGES, TRANSPORTS
 from mcpsync.cli.complete import aliases
 from mcpsync.cli.context import Context
 from mcpsync.cli.lock_cmd import artifacts_option
@@ -17,11 +16,12 @@ from mcpsync.cli.meta import category, examples
 from mcpsync.cli.output import emit_json, json_option, note, say
 from mcpsync.cli.params import Choice
 from mcpsync.errors import InputError
+from mcpsync.manifest.choices import PACKAGES, TRANSPORTS
 
 if TYPE_CHECKING:
-    from mcpsync.lockfile import Lock
-    from mcpsync.manifest import Manifest
-    from mcpsync.resolve import Warn
+    from mcpsync.lock.lockfile import Lock
+    from mcpsync.manifest.parse import Manifest
+    from mcpsync.resolve.resolver import Warn
 
 # Branches that each add a server conflict in every generated file without it (README:
 # "Merging branches").
@@ -41,7 +41,7 @@ MERGE_HINT = (
 def init(ctx: Context, force: bool, as_json: bool) -> int:
     """Write a commented mcp.toml in the project directory."""
     from mcpsync.fsutil import atomic_write
-    from mcpsync.manifest_edit import INIT_TEMPLATE
+    from mcpsync.manifest.edit import INIT_TEMPLATE
 
     path = ctx.start / "mcp.toml"  # here, like `uv init`: not in a project found above
     if path.exists() and not force:
@@ -122,7 +122,7 @@ def add(
     Without @CONSTRAINT a new server gets a caret on the version locked (`^1.4.2`), as
     `npm install` saves. If locking fails, mcp.toml and mcp.lock are left as they were.
     """
-    from mcpsync import manifest_edit
+    from mcpsync.manifest import edit as manifest_edit
 
     name, _, version = spec.partition("@")
     alias = alias or manifest_edit.default_alias(name)
@@ -154,10 +154,11 @@ def _next_step(ctx: Context, alias: str) -> None:
     """What the added server still needs here (variables, names only), and what to run."""
     import os
 
-    from mcpsync import lockfile, manifest
-    from mcpsync.doctor import unset_required
-    from mcpsync.targets.base import selected
-    from mcpsync.targets.fit import problems
+    from mcpsync.lock import lockfile
+    from mcpsync.manifest import parse as manifest
+    from mcpsync.sync.targets.base import selected
+    from mcpsync.sync.targets.fit import problems
+    from mcpsync.trust.doctor import unset_required
 
     lock = lockfile.read(ctx.lock_path)
     entry = lock.get(alias) if lock is not None else None
@@ -196,7 +197,7 @@ _FLAGS = {"env": "--env", "headers": "--header", "variables": "--var", "args": "
 def _refuse_literal_secrets(alias: str, fields: dict[str, Any]) -> None:
     """A value that looks like a secret (import's rule) would land in mcp.toml and mcp.lock,
     both committed: refuse it, and say which reference to pass instead (names only)."""
-    from mcpsync.import_read import literal_secrets
+    from mcpsync.importing.read import literal_secrets
 
     found = literal_secrets(
         alias,
@@ -227,7 +228,7 @@ def _refuse_literal_secrets(alias: str, fields: dict[str, Any]) -> None:
 
 def _pairs(flag: str, given: Sequence[str], *, names: bool) -> dict[str, str]:
     """KEY=VALUE options as a map; a malformed or repeated one is bad usage (exit 2)."""
-    from mcpsync.manifest import ENV_NAME_RE
+    from mcpsync.manifest.parse import ENV_NAME_RE
 
     out: dict[str, str] = {}
     for item in given:
@@ -253,7 +254,7 @@ def _pairs(flag: str, given: Sequence[str], *, names: bool) -> dict[str, str]:
 @click.pass_obj
 def remove(ctx: Context, alias: str, as_json: bool) -> int:
     """Remove a server from mcp.toml (and from target subsets), then lock."""
-    from mcpsync import manifest_edit
+    from mcpsync.manifest import edit as manifest_edit
 
     return _edit_then_lock(
         ctx, lambda text: manifest_edit.remove_server(text, ctx.manifest_path, alias), [], as_json
@@ -280,9 +281,10 @@ def _edit_then_lock(
     """Edit mcp.toml in memory, lock against the edited manifest, write mcp.toml only then.
     For `add` (`added`) the lock is reviewed before anything is written. `artifacts`: as
     `lock --artifacts/--no-artifacts`."""
-    from mcpsync import manifest, project
+    from mcpsync import project
     from mcpsync.cli.lock_cmd import run_lock
     from mcpsync.fsutil import atomic_write, read_text
+    from mcpsync.manifest import parse as manifest
 
     path = ctx.manifest_path
     text = read_text(path)
@@ -322,8 +324,8 @@ def _save_constraint(
     in mcp.toml and in the lock entry's inputs alike, so the lock stays fresh."""
     from dataclasses import replace
 
-    from mcpsync import manifest
-    from mcpsync.lockfile import Lock
+    from mcpsync.lock.lockfile import Lock
+    from mcpsync.manifest import parse as manifest
     from mcpsync.versions import saved_constraint
 
     entry = lock.get(alias)
@@ -338,9 +340,9 @@ def _save_constraint(
 
 def _warn_targets(edited: Manifest, lock: Lock, alias: str, warn: Warn) -> None:
     """Every target that takes the added server but could not write it: sync would stop."""
-    from mcpsync.resolve import LockWarning
-    from mcpsync.targets.base import label
-    from mcpsync.targets.fit import problems
+    from mcpsync.resolve.resolver import LockWarning
+    from mcpsync.sync.targets.base import label
+    from mcpsync.sync.targets.fit import problems
 
     server = lock.get(alias)
     if server is None:

@@ -12,7 +12,7 @@ from mcpsync.cli.meta import category, examples
 from mcpsync.cli.output import emit_json, json_option, note, say
 
 if TYPE_CHECKING:
-    from mcpsync.importer import ImportPlan
+    from mcpsync.importing.plan import ImportPlan
 
 
 @category("write", read_when=("dry_run",))
@@ -58,10 +58,10 @@ def import_cmd(
     literal secret becomes a ${NAME} reference to export. The files themselves are not
     changed; `mcpsync sync --adopt` writes them from the lock afterwards.
     """
-    from mcpsync import importer
     from mcpsync.errors import RegistryError
     from mcpsync.fsutil import read_text
-    from mcpsync.manifest_edit import INIT_TEMPLATE
+    from mcpsync.importing import plan as importer
+    from mcpsync.manifest.edit import INIT_TEMPLATE
 
     sources = [importer.read_source(ctx.start / f, str(f), kind) for f in files]
     path = ctx.root_or_start / "mcp.toml"  # the project's, or a new one where the run started
@@ -96,8 +96,8 @@ def import_cmd(
 def _locked(root: Path) -> Any:
     """The project's locked servers, to know the entries sync wrote from them; none when
     there is no readable lock (`lock`, run next, reports what is wrong with it)."""
-    from mcpsync import lockfile
     from mcpsync.errors import InputError
+    from mcpsync.lock import lockfile
 
     try:
         lock = lockfile.read(root / "mcp.lock")
@@ -107,7 +107,8 @@ def _locked(root: Path) -> Any:
 
 
 def _registry(ctx: Context, text: str | None) -> Any:
-    from mcpsync import manifest, project
+    from mcpsync import project
+    from mcpsync.manifest import parse as manifest
     from mcpsync.registry import open_registry
 
     root = ctx.root_or_start
@@ -122,9 +123,10 @@ def _write_then_lock(
     ctx: Context, old: str | None, result: ImportPlan, as_json: bool, *, changed: bool
 ) -> int:
     """Lock against the new mcp.toml; write mcp.toml only once the lock worked (as `add`)."""
-    from mcpsync import manifest, project
+    from mcpsync import project
     from mcpsync.cli.lock_cmd import run_lock
     from mcpsync.fsutil import atomic_write
+    from mcpsync.manifest import parse as manifest
 
     path = ctx.root_or_start / "mcp.toml"
     edited = manifest.parse(result.text, path)

@@ -16,10 +16,10 @@ from mcpsync.cli.output import Progress, emit_json, json_option, note, say, stde
 from mcpsync.cli.output import change as report_change
 
 if TYPE_CHECKING:
-    from mcpsync.integrity import Triage
-    from mcpsync.lockfile import Lock
+    from mcpsync.lock.integrity import Triage
+    from mcpsync.lock.lockfile import Lock
     from mcpsync.project import Project
-    from mcpsync.resolve import Change, LockWarning, Plan, Warn
+    from mcpsync.resolve.resolver import Change, LockWarning, Plan, Warn
     from mcpsync.tree.locking import TreeStep
 
 
@@ -91,9 +91,10 @@ def run_lock(
     """Lock a loaded project and report; shared with `add` and `remove`. `review` sees the
     resolved lock before it is written, may amend it (`add` records the constraint it writes)
     and may warn."""
-    from mcpsync import lockfile, resolve
     from mcpsync.errors import RegistryError
     from mcpsync.fsutil import atomic_write, project_lock, read_text
+    from mcpsync.lock import lockfile
+    from mcpsync.resolve import resolver as resolve
 
     started = time.monotonic()
     warnings: list[LockWarning] = []
@@ -240,7 +241,7 @@ class _Old:
 
 
 def _read_old(proj: Project, text: str | None) -> _Old:
-    from mcpsync import integrity, lockfile
+    from mcpsync.lock import integrity, lockfile
 
     if text is None:
         return _Old(integrity.triage(lockfile.Lock()), None)
@@ -248,7 +249,7 @@ def _read_old(proj: Project, text: str | None) -> _Old:
     if not hunks:
         triaged = integrity.triage(lockfile.loads(text, proj.lock_path))
         return _Old(triaged, triaged.lock)
-    from mcpsync import lockmerge  # only for a merge-conflicted lock
+    from mcpsync.lock import merge as lockmerge  # only for a merge-conflicted lock
 
     merged = lockmerge.merge(text, proj.lock_path, proj.manifest, proj.pinned_registry)
     kept = merged.triage.lock
@@ -308,8 +309,8 @@ def _change_json(change: Change) -> dict[str, str | None]:
 
 
 def _check(proj: Project, as_json: bool, artifacts: bool) -> int:
-    from mcpsync import integrity, lockfile
     from mcpsync.fsutil import read_text
+    from mcpsync.lock import integrity, lockfile
 
     text = read_text(proj.lock_path, conflicts=True)
     hunks = lockfile.conflict_hunks(text) if text is not None else []
@@ -366,7 +367,7 @@ def _notes(lock: Lock, artifacts: bool) -> None:
 
 
 def _check_conflict(proj: Project, hunks: list[tuple[int, int]], as_json: bool) -> int:
-    from mcpsync.lockfile import MergeConflict
+    from mcpsync.lock.lockfile import MergeConflict
 
     conflict = MergeConflict(proj.lock_path, hunks)
     if as_json:

@@ -42,7 +42,7 @@ def help_cmd(ctx: click.Context, machine: bool, command: Sequence[str]) -> int:
 
 def _machine(group: click.Group, command: Sequence[str]) -> int:
     from mcpsync import __version__
-    from mcpsync.mcpserver.machine_help import UnknownCommand, build_machine_help
+    from mcpsync.cli.machine_help import UnknownCommand, build_machine_help
 
     only = [" ".join(command)] if command else []
     try:

@@ -25,8 +25,8 @@ def merge_driver(base: Path, ours: Path, theirs: Path, path: str) -> int:
     entry, mcp.synced.toml as a union, and stops at a synced config both branches changed
     (keeping ours) for `mcpsync sync` to rewrite. Writes the result into OURS; exit 1 when
     the file still needs you. Set up with .gitattributes `mcp.lock merge=mcpsync` (README)."""
-    from mcpsync import mergedriver
     from mcpsync.fsutil import read_text
+    from mcpsync.sync import mergedriver
 
     merged = mergedriver.run(base, ours, theirs, path, lambda p: read_text(p, conflicts=True))
     if merged.message:

@@ -27,9 +27,9 @@ def mirror(ctx: Context, directory: Path, all_versions: bool, as_json: bool) -> 
     the registry marks latest, exactly as the registry answered. Lock against it with
     `--registry file:DIR` (or `[registry] url = "file:DIR"`) where there is no network.
     """
-    from mcpsync import mirror as mirror_mod
     from mcpsync import project
     from mcpsync.fsutil import atomic_write, read_text
+    from mcpsync.resolve import mirror as mirror_mod
 
     proj = project.load(ctx.root, registry_override=ctx.registry_override, timeout=ctx.timeout)
     wants = mirror_mod.wanted(proj.manifest, proj.read_lock(), all_versions=all_versions)

@@ -19,8 +19,9 @@ SEARCH_MAX = 100  # the registry's own page limit; more is a query to refine, no
 
 
 def _open(ctx: Context) -> Registry:
-    from mcpsync import manifest, project
+    from mcpsync import project
     from mcpsync.errors import InputError
+    from mcpsync.manifest import parse as manifest
     from mcpsync.registry import open_registry
 
     found = None
@@ -107,8 +108,9 @@ def show(ctx: Context, spec: str, as_json: bool) -> int:
 def _aliased(ctx: Context, alias: str, version: str) -> tuple[str, str]:
     """The registry name (and, unless `version` is given, the pin in mcp.lock) of the server
     that mcp.toml calls `alias`."""
-    from mcpsync import manifest, project
+    from mcpsync import project
     from mcpsync.errors import InputError
+    from mcpsync.manifest import parse as manifest
 
     root = ctx.found_root
     toml = root / project.MANIFEST if root is not None else None
@@ -133,8 +135,8 @@ def _aliased(ctx: Context, alias: str, version: str) -> tuple[str, str]:
 
 def _pin(path: Path, alias: str, name: str) -> str:
     """The version mcp.lock pins for `alias` as `name`, or "" (no lock, no pin, unreadable)."""
-    from mcpsync import lockfile
     from mcpsync.errors import InputError
+    from mcpsync.lock import lockfile
 
     try:
         locked = lockfile.read(path)

@@ -12,8 +12,8 @@ from mcpsync.cli.output import emit_json, json_option, note, say
 from mcpsync.errors import InputError
 
 if TYPE_CHECKING:
-    from mcpsync.lockfile import Lock, LockedServer
-    from mcpsync.manifest import ServerSpec
+    from mcpsync.lock.lockfile import Lock, LockedServer
+    from mcpsync.manifest.parse import ServerSpec
     from mcpsync.registry.base import ServerEntry
 
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 @click.pass_obj
 def list_cmd(ctx: Context, as_json: bool) -> int:
     """List the servers pinned in mcp.lock (offline)."""
-    from mcpsync import lockfile
+    from mcpsync.lock import lockfile
 
     path = ctx.root_or_start / "mcp.lock"  # the lock alone is enough to list
     found = lockfile.read(path)
@@ -49,7 +49,7 @@ def _tampered(lock: Lock) -> list[str]:
     """What was edited by hand, said on stderr: the listing shows what the file says, which is
     not what sync would run, so it must not look like a healthy lock (the exit stays 0: list
     reports, `lock --check` and `sync` refuse)."""
-    from mcpsync import integrity
+    from mcpsync.lock import integrity
 
     tampers = integrity.check(lock)
     if not tampers:

@@ -33,7 +33,7 @@ def run(ctx: Context, alias: str, args: Sequence[str]) -> int:
         root = ctx.root
         found = launcher.quick(root, alias, os.environ, args)
         if found is None:
-            from mcpsync import lockfile
+            from mcpsync.lock import lockfile
 
             server = launcher.entry(lockfile.read(root / "mcp.lock"), root, alias)
             found = launcher.prepare(root, server, os.environ, args)
@@ -54,8 +54,9 @@ def run(ctx: Context, alias: str, args: Sequence[str]) -> int:
 def install(ctx: Context, only: Sequence[str], as_json: bool) -> int:
     """Materialise the locked dependency trees into the cache ahead of time (Docker images,
     air-gapped runners, a warm cache): every hash verified, nothing started."""
-    from mcpsync import integrity, project
+    from mcpsync import project
     from mcpsync.errors import InputError
+    from mcpsync.lock import integrity
     from mcpsync.tree import kind, read_tree
     from mcpsync.tree.cache import ensure, ready, tree_path
 

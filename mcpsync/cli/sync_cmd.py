@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from mcpsync.choices import TARGET_KINDS
 from mcpsync.cli.complete import target_kinds
 from mcpsync.cli.context import Context
 from mcpsync.cli.meta import category, examples
@@ -19,12 +18,13 @@ from mcpsync.cli.output import diff as show_diff
 from mcpsync.cli.output import emit_json, json_option, note
 from mcpsync.cli.params import Choice
 from mcpsync.errors import CheckFailed, EnvFailure, InputError
+from mcpsync.manifest.choices import TARGET_KINDS
 
 if TYPE_CHECKING:
-    from mcpsync.manifest import TargetSpec
+    from mcpsync.manifest.parse import TargetSpec
     from mcpsync.project import Project
-    from mcpsync.sync import SyncPlan
-    from mcpsync.targets.base import FileChange
+    from mcpsync.sync.plan import SyncPlan
+    from mcpsync.sync.targets.base import FileChange
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ def sync(
     unless --adopt. --target and --scope limit the run (CI: --check --scope project).
     """
     from mcpsync import project
-    from mcpsync import sync as sync_mod
+    from mcpsync.sync import plan as sync_mod
 
     proj = project.load(ctx.root, registry_override=ctx.registry_override, timeout=ctx.timeout)
     lock = _fresh_lock(proj, frozen)
@@ -119,8 +119,8 @@ def sync(
 def _removed_files(proj: Project, home: Path, kinds: tuple[str, ...], scope: str | None) -> bool:
     """Whether files of removed targets that the run covers still hold entries sync wrote
     (then a run that selects no declared target still has work: removing them)."""
-    from mcpsync import sync as sync_mod
-    from mcpsync.targets import removed
+    from mcpsync.sync import plan as sync_mod
+    from mcpsync.sync.targets import removed
 
     ctx = sync_mod.make_context(proj.root, proj.manifest.path, home)
     return any(o.exists and o.selected(kinds, scope) for o in removed.orphans(ctx))
@@ -128,7 +128,7 @@ def _removed_files(proj: Project, home: Path, kinds: tuple[str, ...], scope: str
 
 def _warn_literal_secrets(proj: Project) -> None:
     """The warning `lock` gives, again: sync is what copies such a value into every file."""
-    from mcpsync.resolve import secret_warnings
+    from mcpsync.resolve.resolver import secret_warnings
 
     for spec in proj.manifest.servers.values():
         for warning in secret_warnings(proj.manifest, spec):
@@ -140,7 +140,7 @@ def _filters(kinds: tuple[str, ...], scope: str | None) -> str:
 
 
 def _fresh_lock(proj: Project, frozen: bool) -> Any:
-    from mcpsync import integrity, lockfile
+    from mcpsync.lock import integrity, lockfile
 
     lock = proj.read_lock()
     if lock is None:
@@ -158,7 +158,7 @@ def _fresh_lock(proj: Project, frozen: bool) -> Any:
 def _plan(
     proj: Project, lock: Any, home: Path, run: Run, again: SyncPlan | None = None
 ) -> SyncPlan:
-    from mcpsync import sync as sync_mod
+    from mcpsync.sync import plan as sync_mod
 
     ctx = sync_mod.make_context(proj.root, proj.manifest.path, home, adopt=run.adopt)
     return sync_mod.plan(
@@ -169,9 +169,9 @@ def _plan(
 def _write(proj: Project, lock: Any, home: Path, run: Run, as_json: bool) -> int:
     import contextlib
 
-    from mcpsync import sync as sync_mod
     from mcpsync.fsutil import project_lock
-    from mcpsync.ownership import state_dir
+    from mcpsync.sync import plan as sync_mod
+    from mcpsync.sync.ownership import state_dir
 
     with contextlib.ExitStack() as stack:
         stack.enter_context(project_lock(proj.root))
@@ -204,7 +204,7 @@ def _write(proj: Project, lock: Any, home: Path, run: Run, as_json: bool) -> int
         note(f"{len(the_plan.changes)} file(s) already match mcp.lock.")
     record = the_plan.ctx.record
     if record and record.text is None and the_plan.record_new is not None:
-        from mcpsync.ownership import RECORD_NAME
+        from mcpsync.sync.ownership import RECORD_NAME
 
         note(f"Created {RECORD_NAME} (commit it: it records which entries sync wrote)")
     for line in the_plan.notes:
@@ -217,8 +217,8 @@ def _write(proj: Project, lock: Any, home: Path, run: Run, as_json: bool) -> int
 def _say_unset(proj: Project, lock: Any, run: Run) -> None:
     """The variables the written servers need that this shell lacks (names only): said
     after a write, as the clients now reference them."""
-    from mcpsync.doctor import unset_required
-    from mcpsync.targets.base import selected
+    from mcpsync.sync.targets.base import selected
+    from mcpsync.trust.doctor import unset_required
 
     specs = proj.manifest.targets if run.only is None else run.only
     servers = {s.alias: s for spec in specs for s in selected(spec, lock.servers)}
@@ -239,7 +239,7 @@ def _compact(value: Any) -> str:
 
 
 def _preview(proj: Project, the_plan: SyncPlan, *, check: bool, as_json: bool) -> int:
-    from mcpsync import sync as sync_mod
+    from mcpsync.sync import plan as sync_mod
 
     changed = the_plan.changed
     if as_json:
@@ -290,20 +290,20 @@ def _preview_notes(proj: Project, the_plan: SyncPlan, *, check: bool) -> None:
     record = the_plan.ctx.record
     if not the_plan.changed and record and the_plan.record_new not in (None, record.text):
         # the configs match, but a fresh clone would not know which entries sync wrote
-        from mcpsync.ownership import RECORD_NAME
+        from mcpsync.sync.ownership import RECORD_NAME
 
         state = "is missing" if record.text is None else "is not up to date"
         note(f"{RECORD_NAME} {state}: run `mcpsync sync` and commit it (it does not fail --check)")
 
 
 def _show(proj: Project, change: FileChange) -> str:
-    from mcpsync.sync import display
+    from mcpsync.sync.plan import display
 
     return display(change.path, proj.root)
 
 
 def _json(proj: Project, the_plan: SyncPlan, *, include_diff: bool) -> dict[str, Any]:
-    from mcpsync import sync as sync_mod
+    from mcpsync.sync import plan as sync_mod
 
     files = []
     for change in the_plan.changes:

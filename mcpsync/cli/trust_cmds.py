@@ -1,7 +1,7 @@
 """`probe`, `verify` and `export`: pin what a server shows, check the pins, share them.
 
 The MCP SDK (the `mcpsync[mcp]` extra) is needed by `probe` and `verify --surface` only, and
-imported by mcpsync.probe when they run.
+imported by mcpsync.trust.probe when they run.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from mcpsync.cli.output import emit_json, json_option, note, say
 from mcpsync.errors import InputError
 
 if TYPE_CHECKING:
-    from mcpsync.lockfile import Lock, LockedServer
-    from mcpsync.probe import Outcome
+    from mcpsync.lock.lockfile import Lock, LockedServer
+    from mcpsync.lock.surface import Surface
     from mcpsync.project import Project
-    from mcpsync.surface import Surface
+    from mcpsync.trust.probe import Outcome
 
 timeout_option = click.option(
     "--probe-timeout",
@@ -39,7 +39,8 @@ def _load(ctx: Context, nothing: str) -> tuple[Project, Lock]:
     """The project and its lock, refused (2) if the lock was edited by hand: probe would start
     what the edit put in the launch, verify and export would vouch for it. `nothing`: what was
     not done, for the message."""
-    from mcpsync import integrity, project
+    from mcpsync import project
+    from mcpsync.lock import integrity
 
     proj = project.load(ctx.root, registry_override=ctx.registry_override, timeout=ctx.timeout)
     found = proj.read_lock()
@@ -58,7 +59,7 @@ def _given(ctx: Context, path: Path | None) -> Path | None:
 def _pick(lock: Lock, aliases: Sequence[str]) -> list[LockedServer]:
     unknown = sorted({a for a in aliases if lock.get(a) is None})
     if unknown:
-        from mcpsync.manifest import alias_list
+        from mcpsync.manifest.parse import alias_list
 
         raise InputError(
             f"no server {', '.join(map(repr, unknown))} in mcp.lock",
@@ -68,8 +69,8 @@ def _pick(lock: Lock, aliases: Sequence[str]) -> list[LockedServer]:
 
 
 def _probe(proj: Project, servers: list[LockedServer], timeout: float) -> list[Outcome]:
-    from mcpsync.probe import probe_all, require_sdk
     from mcpsync.tree.launcher import started_here
+    from mcpsync.trust.probe import probe_all, require_sdk
 
     require_sdk("probing servers")
     started = [started_here(s, proj.root) for s in servers]  # a locked tree runs as in clients
@@ -129,9 +130,9 @@ def _outcome_json(o: Outcome) -> dict[str, Any]:
 def _record(proj: Project, probed: dict[str, tuple[LockedServer, Surface]]) -> bool:
     """Write the new surfaces into mcp.lock, read again under the project lock: a server whose
     launch changed meanwhile (a `lock` ran) keeps what it has."""
-    from mcpsync import lockfile
     from mcpsync.fsutil import atomic_write, project_lock, read_text
-    from mcpsync.lockfile import same_run
+    from mcpsync.lock import lockfile
+    from mcpsync.lock.lockfile import same_run
 
     if not probed:
         return False
@@ -212,7 +213,7 @@ def verify(
     each server with a pinned surface is started again and its tools are compared: a tool
     added, removed, or whose description or input schema changed is drift, shown as a diff.
     """
-    from mcpsync import verify as checks
+    from mcpsync.trust import verify as checks
 
     if (lock_digest or signature) and mcp_lock is None:
         raise InputError("--lock-digest and --signature need --mcp-lock FILE")
@@ -248,7 +249,8 @@ def _enforce(
     signed: tuple[Path, Path] | None,
     fresh: dict[str, Surface],
 ) -> list[Any]:
-    from mcpsync import mcplock, mcplock_check
+    from mcpsync.trust.mcplock import check as mcplock_check
+    from mcpsync.trust.mcplock import export as mcplock
 
     doc, violations = mcplock_check.read(path)
     if violations:
@@ -318,7 +320,7 @@ def export(ctx: Context, fmt: str, output: Path | None, as_json: bool) -> int:
     Offline. resolvedAt/lockedAt are the export time, or SOURCE_DATE_EPOCH when set. With
     -o, the whole-lock digest (§8.3) is reported, for `verify --mcp-lock FILE --lock-digest`.
     """
-    from mcpsync import mcplock
+    from mcpsync.trust.mcplock import export as mcplock
 
     proj, lock = _load(ctx, "nothing was written")
     output = _given(ctx, output)

@@ -23,6 +23,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.transport_security import TransportSecuritySettings
 
 from mcpsync import __version__
+from mcpsync.cli.machine_help import build_machine_help
 from mcpsync.mcpserver.calls import (
     HELP_TOOL,
     READ_TOOL,
@@ -34,7 +35,6 @@ from mcpsync.mcpserver.calls import (
     plan_help,
     project_argv,
 )
-from mcpsync.mcpserver.machine_help import build_machine_help
 from mcpsync.mcpserver.runner import Outcome, envelope, failed, failure_text, run_captured
 from mcpsync.mcpserver.tools import ToolSpec, command_help_text, help_data, tool_specs
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcpsync.cli.machine_help import select_commands
 from mcpsync.mcpserver.calls import (
     HELP_TOOL,
     MAX_COMMAND,
@@ -25,7 +26,6 @@ from mcpsync.mcpserver.calls import (
     show_call,
     tool_accepts,
 )
-from mcpsync.mcpserver.machine_help import select_commands
 
 MAX_EXAMPLES = 6
 

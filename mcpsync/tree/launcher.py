@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from mcpsync.errors import InputError
 
 if TYPE_CHECKING:
-    from mcpsync.lockfile import Lock, LockedServer
+    from mcpsync.lock.lockfile import Lock, LockedServer
 
 # launch/checks.py's REFERENCE, here too: the warm start imports nothing of the launch renderer.
 REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -71,13 +71,13 @@ def started_here(server: LockedServer, root: Path) -> LockedServer:
 
 def entry(lock: Lock | None, root: Path, alias: str) -> LockedServer:
     """The intact entry for `alias`."""
-    from mcpsync import integrity
+    from mcpsync.lock import integrity
 
     if lock is None:
         raise InputError(f"no mcp.lock in {root}", hint="run `mcpsync lock` first")
     found = lock.get(alias)
     if found is None:
-        from mcpsync.manifest import alias_list
+        from mcpsync.manifest.parse import alias_list
 
         raise InputError(
             f"mcp.lock in {root} has no server '{alias}'",

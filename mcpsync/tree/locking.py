@@ -16,8 +16,8 @@ from pathlib import Path
 
 from mcpsync.artifacts.model import StoreSettings, wanted
 from mcpsync.errors import McpsyncError
-from mcpsync.lockfile import Lock, LockedServer, same_run
-from mcpsync.manifest import Manifest
+from mcpsync.lock.lockfile import Lock, LockedServer, same_run
+from mcpsync.manifest.parse import Manifest
 from mcpsync.tree import TreeRecord, backend, digest_of, file_for, kind, tree_problem
 
 

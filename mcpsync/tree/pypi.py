@@ -286,7 +286,7 @@ def uv_error(text: str) -> str:
 
 
 def _parse(tree: bytes) -> dict[str, Any]:
-    from mcpsync.manifest import parse_toml
+    from mcpsync.manifest.parse import parse_toml
 
     try:
         text = tree.decode("utf-8")
