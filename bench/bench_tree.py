@@ -188,7 +188,7 @@ def _direct(root: Path, env: dict[str, str], kind: str, package: str) -> list[st
     """The server's own argv in its materialised tree (what `mcpsync run` execs)."""
     sys.path.insert(0, str(REPO))
     from mcpsync.lock import lockfile
-    from mcpsync.tree import backend
+    from mcpsync.lock.tree import backend
     from mcpsync.tree.cache import tree_path
 
     lock = lockfile.read(root / "mcp.lock")

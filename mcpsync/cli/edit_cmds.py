@@ -197,7 +197,7 @@ _FLAGS = {"env": "--env", "headers": "--header", "variables": "--var", "args": "
 def _refuse_literal_secrets(alias: str, fields: dict[str, Any]) -> None:
     """A value that looks like a secret (import's rule) would land in mcp.toml and mcp.lock,
     both committed: refuse it, and say which reference to pass instead (names only)."""
-    from mcpsync.importing.read import literal_secrets
+    from mcpsync.launch.secrets import literal_secrets
 
     found = literal_secrets(
         alias,

@@ -1,7 +1,8 @@
-"""The entry point and the command table. The root click group and its global options are in
-root.py, imported when a command runs (errors become exit codes in errors.py): `mcpsync
---help` is answered by help_cache, without importing click, while its cached text is current,
-and a warm `mcpsync run ALIAS` execs the server without importing click either (`warm_run`)."""
+"""The entry point (the command table is in commands.py). The root click group and its
+global options are in root.py, imported when a command runs (errors become exit codes in
+errors.py): `mcpsync --help` is answered by help_cache, without importing click, while its
+cached text is current, and a warm `mcpsync run ALIAS` execs the server without importing
+click either (`warm_run`)."""
 
 from __future__ import annotations
 
@@ -11,32 +12,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from typing import Any
 
-# Command name -> "module:attribute". Loaded only when listed or invoked, so `mcpsync --help`
-# imports no command's dependencies.
-COMMANDS: dict[str, str] = {
-    "init": "mcpsync.cli.edit_cmds:init",
-    "add": "mcpsync.cli.edit_cmds:add",
-    "remove": "mcpsync.cli.edit_cmds:remove",
-    "import": "mcpsync.cli.import_cmd:import_cmd",
-    "lock": "mcpsync.cli.lock_cmd:lock",
-    "sync": "mcpsync.cli.sync_cmd:sync",
-    "search": "mcpsync.cli.registry_cmds:search",
-    "show": "mcpsync.cli.registry_cmds:show",
-    "list": "mcpsync.cli.report_cmds:list_cmd",
-    "outdated": "mcpsync.cli.report_cmds:outdated",
-    "doctor": "mcpsync.cli.doctor_cmd:doctor",
-    "mirror": "mcpsync.cli.mirror_cmd:mirror",
-    "probe": "mcpsync.cli.trust_cmds:probe",
-    "verify": "mcpsync.cli.trust_cmds:verify",
-    "export": "mcpsync.cli.trust_cmds:export",
-    "run": "mcpsync.cli.run_cmd:run",
-    "install": "mcpsync.cli.run_cmd:install",
-    "merge-driver": "mcpsync.cli.merge_cmd:merge_driver",
-    "help": "mcpsync.cli.machine:help_cmd",
-    "mcp": "mcpsync.cli.mcp_cmd:mcp",
-}
-# The values of the root group's --color (root.py); here, so that warm_run checks them too.
-COLOR_MODES = ("auto", "always", "never")
+from mcpsync.cli.commands import COLOR_MODES, COMMANDS  # noqa: F401  (tests patch COMMANDS here)
 
 
 def run(argv: Sequence[str] | None = None) -> int:

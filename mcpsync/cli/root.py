@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 
 from mcpsync import __version__
+from mcpsync.cli.commands import COLOR_MODES, COMMANDS
 from mcpsync.cli.context import Context
-from mcpsync.cli.main import COLOR_MODES, COMMANDS
 from mcpsync.cli.output import set_color
 from mcpsync.cli.params import Choice
 

@@ -57,7 +57,7 @@ def install(ctx: Context, only: Sequence[str], as_json: bool) -> int:
     from mcpsync import project
     from mcpsync.errors import InputError
     from mcpsync.lock import integrity
-    from mcpsync.tree import kind, read_tree
+    from mcpsync.lock.tree import kind, read_tree
     from mcpsync.tree.cache import ensure, ready, tree_path
 
     proj = project.load(ctx.root, registry_override=ctx.registry_override, timeout=ctx.timeout)

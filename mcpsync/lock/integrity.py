@@ -160,7 +160,7 @@ def check(lock: Lock, root: Path | None = None) -> list[Tamper]:
 def check_trees(lock: Lock, root: Path) -> list[Tamper]:
     """Each [server.tree]: its file is the one mcpsync writes for the entry, hashes to the
     recorded digest and pins the recorded number of packages."""
-    from mcpsync.tree import backend, kind, tree_problem
+    from mcpsync.lock.tree import backend, kind, tree_problem
 
     found = []
     for entry in lock.servers:

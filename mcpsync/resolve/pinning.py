@@ -20,10 +20,10 @@ from mcpsync.launch import LATEST, Launch
 from mcpsync.lock.lockfile import Lock, LockedServer
 from mcpsync.manifest.parse import ServerSpec
 from mcpsync.registry.base import ServerEntry
+from mcpsync.resolve.lockwarning import LockWarning
 
 if TYPE_CHECKING:
     from mcpsync.artifacts import Lookup
-    from mcpsync.resolve.resolver import LockWarning
 
 Warn = Callable[["LockWarning"], None]
 
@@ -66,7 +66,6 @@ class Pins:
         """The version to pin a package whose server.json says `latest` to: the one the lock
         has while the server's pin stays, else its store's current version (with a warning).
         Refused when no store can be asked: the server's own version may not exist there."""
-        from mcpsync.resolve.resolver import LockWarning
 
         before = self.old.get(spec.alias)
         if (
@@ -153,7 +152,6 @@ def _no_store_for_latest(
 def _unreachable(file: str, spec: ServerSpec, exc: EnvFailure, kept: bool) -> LockWarning:
     """An entry whose pin did not change but whose store failed: the lock goes on without
     (or with the earlier) record, so that this server does not wedge every other command."""
-    from mcpsync.resolve.resolver import LockWarning
 
     what = "kept the digest recorded before" if kept else "locked it without a digest"
     reason = exc.message.removeprefix(f"Server '{spec.alias}': ")

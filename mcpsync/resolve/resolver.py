@@ -18,10 +18,11 @@ from mcpsync.lock.lockfile import Lock, LockedServer, keep_surface
 from mcpsync.manifest.parse import Manifest, ServerSpec
 from mcpsync.pool import concurrently
 from mcpsync.registry.base import Registry, ServerEntry
+from mcpsync.resolve.lockwarning import LockWarning
 from mcpsync.resolve.pinning import Pins, needs_latest
 
 if TYPE_CHECKING:
-    from mcpsync.importing.read import LiteralSecret
+    from mcpsync.launch.secrets import LiteralSecret
 
 
 @dataclass(frozen=True)
@@ -45,32 +46,6 @@ class Change:
         if self.action == "Repaired":
             return f"{line} ({self.detail})"
         return line + f" ({self.what})" if self.action == "Changed" else line
-
-
-@dataclass(frozen=True)
-class LockWarning:
-    """Something that does not stop the lock but is likely a mistake (a typo in an env or
-    variables key, a server a target cannot write). Reported on stderr and in --json."""
-
-    alias: str
-    kind: str  # env | variables | target | secret | artifact | latest | argument
-    message: str
-    key: str | None = None  # the mcp.toml key (env, variables) or the target's label
-    suggestions: tuple[str, ...] = ()
-    hint: str | None = None
-
-    def render(self) -> str:
-        return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"
-
-    def as_json(self) -> dict[str, object]:
-        return {
-            "server": self.alias,
-            "kind": self.kind,
-            "key": self.key,
-            "suggestions": list(self.suggestions),
-            "message": self.message,
-            "hint": self.hint,
-        }
 
 
 Warn = Callable[[LockWarning], None]
@@ -418,7 +393,7 @@ def secret_warnings(manifest: Manifest, spec: ServerSpec) -> list[LockWarning]:
     may be deliberate (a public demo key), and failing would wedge a project that has one."""
     if not (spec.env or spec.headers or spec.variables or spec.args or spec.url):
         return []  # nothing to look at: the rule's module (~3 ms to import) is not needed
-    from mcpsync.importing.read import literal_secrets
+    from mcpsync.launch.secrets import literal_secrets
 
     found = literal_secrets(
         spec.alias,

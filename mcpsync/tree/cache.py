@@ -50,7 +50,7 @@ def ready(dest: Path, digest: str) -> bool:
 
 def ensure(tree_kind: str, tree: bytes, digest: str, settings: StoreSettings) -> Path:
     """The tree's directory, materialised and verified first if it is not yet."""
-    from mcpsync.tree import backend
+    from mcpsync.lock.tree import backend
 
     dest = tree_path(settings.env, digest)
     if ready(dest, digest):

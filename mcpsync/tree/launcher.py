@@ -106,7 +106,7 @@ def prepare(
 def _template(root: Path, server: LockedServer, environ: Mapping[str, str]) -> list[str]:
     """The argv, its `${NAME}` references not yet filled."""
     from mcpsync.artifacts.model import StoreSettings
-    from mcpsync.tree import backend, kind, package_args, read_tree
+    from mcpsync.lock.tree import backend, kind, package_args, read_tree
     from mcpsync.tree.cache import ensure
 
     launch = server.launch

@@ -17,8 +17,8 @@ from pathlib import Path
 from mcpsync.artifacts.model import StoreSettings, wanted
 from mcpsync.errors import McpsyncError
 from mcpsync.lock.lockfile import Lock, LockedServer, same_run
+from mcpsync.lock.tree import TreeRecord, backend, digest_of, file_for, kind, tree_problem
 from mcpsync.manifest.parse import Manifest
-from mcpsync.tree import TreeRecord, backend, digest_of, file_for, kind, tree_problem
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,112 @@
+"""Locked dependency trees, the record: every transitive package a server runs, pinned by hash.
+
+With `[lock] tree = true` in mcp.toml (or `tree = true|false` per server), `mcpsync lock`
+resolves each npm and PyPI server's whole dependency tree at its locked version into a file of
+its own beside mcp.lock, `mcp.lock.d/<alias>.npm.json` (what `npm install --package-lock-only
+--ignore-scripts` computes) or `mcp.lock.d/<alias>.pylock.toml` (PEP 751), and records that
+file's sha256 in the entry's [server.tree] table. `mcpsync run ALIAS` materialises the tree
+into a content-addressed cache and execs the server from it.
+
+One backend module per kind (`npm`, `pypi`), each with the same four functions:
+    resolve(identifier, version, settings, *, workdir, python=None, platforms=()) -> bytes
+    packages(tree) -> [(name, version, hash)]     materialise(tree, dest, settings) -> None
+    argv(dest, identifier, version, args) -> [str]
+This module is import-light: plain values, no subprocesses. The backends, the cache and the
+launcher are the mcpsync.tree package; `backend` finds one by name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import re
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, NamedTuple
+
+from mcpsync.errors import InputError
+
+if TYPE_CHECKING:  # the warm start of `mcpsync run` imports nothing of the launch renderer
+    from mcpsync.launch import Launch
+
+TREE_DIR = "mcp.lock.d"
+SUFFIXES = {"npm": "npm.json", "pypi": "pylock.toml"}
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+class TreeRecord(NamedTuple):
+    """[server.tree]: the tree file (relative to mcp.lock, `/`-separated), its sha256 and how
+    many packages it pins. A NamedTuple, not a dataclass: a warm `mcpsync run` imports this
+    package, and `dataclasses` imports `inspect` (several ms of every server start)."""
+
+    file: str
+    digest: str
+    packages: int
+
+
+def kind(launch: Launch) -> str | None:
+    """The backend that can lock this launch's tree ("npm", "pypi"), or None: OCI images are
+    exact already (digest), mcpb bundles are self-contained, custom commands are yours."""
+    if launch.registry_type in SUFFIXES and launch.identifier and launch.package_version:
+        return launch.registry_type
+    return None
+
+
+def backend(name: str) -> ModuleType:
+    return importlib.import_module(f"mcpsync.tree.{name}")
+
+
+def file_for(alias: str, tree_kind: str) -> str:
+    return f"{TREE_DIR}/{alias}.{SUFFIXES[tree_kind]}"
+
+
+def digest_of(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def valid_record(alias: str, launch: Launch, record: TreeRecord) -> bool:
+    """The record names the one file mcpsync writes for this entry, with a well-formed digest:
+    a path elsewhere (`../x`, an absolute one) is never read."""
+    tree_kind = kind(launch)
+    return (
+        tree_kind is not None
+        and record.file == file_for(alias, tree_kind)
+        and bool(_DIGEST.match(record.digest))
+    )
+
+
+def read_tree(root: Path, alias: str, launch: Launch, record: TreeRecord) -> bytes:
+    """The tree file's bytes, checked against the record; InputError (one line) if it is
+    missing, misnamed or not what mcp.lock records."""
+    problem = tree_problem(root, alias, launch, record)
+    if isinstance(problem, str):
+        raise InputError(f"server '{alias}': {problem}", hint="run `mcpsync lock` to repair it")
+    return problem
+
+
+def tree_problem(root: Path, alias: str, launch: Launch, record: TreeRecord) -> bytes | str:
+    """The tree file's bytes when they are what the record says, else what is wrong."""
+    if not valid_record(alias, launch, record):
+        tree_kind = kind(launch)
+        want = file_for(alias, tree_kind) if tree_kind else "no tree file (not an npm/PyPI launch)"
+        return f"[server.tree] names {record.file!r} ({record.digest}); mcpsync writes {want}"
+    try:
+        data = (root / record.file).read_bytes()
+    except FileNotFoundError:
+        return f"tree file {record.file} is missing"
+    except OSError as exc:
+        return f"tree file {record.file} cannot be read: {exc.strerror}"
+    found = digest_of(data)
+    if found != record.digest:
+        return f"tree file {record.file} hashes to {found}, but mcp.lock records {record.digest}"
+    return data
+
+
+def package_args(launch: Launch) -> tuple[str, ...]:
+    """The server's own arguments: what the launch passes after the package spec (launcher
+    flags such as npx's `-y`/`--registry` or uvx's `--index-url` come before it)."""
+    spec = {"npm": f"{launch.identifier}@{launch.package_version}"}.get(
+        launch.registry_type or "", f"{launch.identifier}=={launch.package_version}"
+    )
+    args = launch.args
+    return args[args.index(spec) + 1 :] if spec in args else ()
