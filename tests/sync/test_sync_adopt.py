@@ -363,7 +363,7 @@ def test_add_then_sync_keeps_a_hand_written_entry_equal_up_to_defaults(
     result = project.sync()
     assert result.code == 0, result.text  # not "'notes' was not written by mcpsync"
     assert snapshot([path]) == before  # the same entry: nothing to rewrite
-    assert f'"{rel}" = ["notes"]' in project.read(RECORD).decode()
+    assert f'"{rel}" = [\n    "notes",\n]\n' in project.read(RECORD).decode()
 
 
 def test_a_hand_written_holodeck_tool_equal_up_to_holodeck_defaults_is_ours(
