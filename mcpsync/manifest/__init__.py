@@ -1,3 +1,3 @@
-"""mcp.toml, the file people write: parse and validate it (parse), edit it keeping
-comments (edit), and the values its enumerated keys accept (choices, import-free for the CLI).
-May import: suggest, versions and the floor (errors)."""
+"""mcp.toml, the file people write: parse and validate it (parse), edit it keeping comments
+(edit), HoloDeck per-tool settings (holodeck), and the values its enumerated keys accept
+(choices, import-free for the CLI). May import: suggest, versions and the floor (errors)."""

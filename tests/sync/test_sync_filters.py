@@ -136,7 +136,7 @@ def test_a_stale_lock_is_refused_whatever_the_filter(project: Project) -> None:
 def ci_recipe() -> str:
     """The shell block of the README's CI section."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("\n### CI\n") :]
+    section = readme[readme.index("\n## In CI\n") :]
     match = re.search(r"```sh\n(.*?)```", section, re.S)
     assert match, "README: the CI section has no sh block"
     return match.group(1)
