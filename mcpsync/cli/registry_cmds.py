@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from mcpsync.registry.base import Registry, ServerEntry
+    from mcpsync.registry.ranking import SearchResult
 
 SEARCH_MAX = 100  # the registry's own page limit; more is a query to refine, not to page through
 
@@ -48,26 +49,44 @@ def _open(ctx: Context) -> Registry:
 @json_option
 @click.pass_obj
 def search(ctx: Context, text: str, limit: int, as_json: bool) -> int:
-    """Find servers whose registry name contains TEXT (latest versions)."""
+    """Find servers whose name, title or description contains TEXT (latest versions), best
+    matches first: exact and prefix name matches, then substrings, then titles and descriptions."""
+    from mcpsync.registry import ranking
+
     registry = _open(ctx)
     try:
-        found = registry.search(text, limit=limit + 1)  # one more tells whether there are more
+        result = ranking.search(registry, text, limit)
     finally:
         registry.close()
-    truncated = len(found) > limit
-    rows = [_summary(e) for e in found[:limit]]
+    truncated = len(result.matches) > limit
+    rows = [{**_summary(e), "matched": how} for e, how in result.matches[:limit]]
     if as_json:
         emit_json({"registry": registry.url, "servers": rows, "truncated": truncated})
     elif not rows:
-        say(f"No server in {registry.url} has '{text}' in its name.")
+        say(f"No server in {registry.url} has '{text}' in its name, title or description.")
     else:
         width = max(len(r["name"]) for r in rows)
         for row in rows:
             say(f"{row['name']:<{width}}  {row['version']:<12}  {row['description']}")
-    if truncated and not as_json:
+    if not as_json:
+        _search_notes(result, text, limit, truncated)
+    return 0
+
+
+def _search_notes(result: SearchResult, text: str, limit: int, truncated: bool) -> None:
+    """Say on stderr what the ranking could not see and which rows matched by description."""
+    from mcpsync.registry import ranking
+
+    if result.name_bound_hit:
+        note(f"Ranked the first {ranking.SCAN_MAX} name matches of more; refine TEXT.")
+    if result.by_text and result.listed:
+        note(
+            f"{result.by_text} more matched in the title or description of the first "
+            f"{result.listed} servers the registry listed; the registry's search covers names only."
+        )
+    if truncated:
         wider = f" or raise --limit (up to {SEARCH_MAX})" if limit < SEARCH_MAX else ""
         note(f"Showing the first {limit} matches; there are more. Refine TEXT{wider}.")
-    return 0
 
 
 @category("read")
