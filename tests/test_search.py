@@ -42,8 +42,8 @@ def test_exact_segment_matches_rank_first_within_the_limit(stub: RegistryStub) -
     result = run_cli("--registry", stub.url, "search", "github", "--limit", "3")
     assert result.code == 0, str(result)
     assert result.out == (
-        "io.github.acme/github-issues        1.0.0         Issues\n"
         f"{GITHUB}  0.2.0         GitHub's official server\n"
+        "io.github.acme/github-issues        1.0.0         Issues\n"
         "io.github.000user/tool              1.0.0         A tool\n"
     )
     assert result.err_lines == [
@@ -54,9 +54,8 @@ def test_exact_segment_matches_rank_first_within_the_limit(stub: RegistryStub) -
 def test_json_rows_say_which_field_matched(stub: RegistryStub) -> None:
     result = run_cli("--registry", stub.url, "search", "github", "--limit", "5", "--json")
     rows = result.json()["servers"]
-    assert [r["name"] for r in rows][:2] == ["io.github.acme/github-issues", GITHUB]
-    assert GITHUB in [r["name"] for r in rows]
-    assert rows[1] == {
+    assert [r["name"] for r in rows][:2] == [GITHUB, "io.github.acme/github-issues"]
+    assert rows[0] == {
         "name": GITHUB,
         "version": "0.2.0",
         "status": "active",
@@ -95,8 +94,8 @@ def test_a_snapshot_is_searched_whole(tmp_path: Path) -> None:
     result = run_cli("--registry", url, "search", "github", "--limit", "5", cwd=tmp_path)
     assert result.code == 0, str(result)
     assert result.out.splitlines()[:2] == [
-        "io.github.acme/github-issues        1.0.0         Issues",
         f"{GITHUB}  0.2.0         GitHub's official server",
+        "io.github.acme/github-issues        1.0.0         Issues",
     ]
     found = run_cli("--registry", url, "search", "talks to", "--json", cwd=tmp_path).json()
     assert [(r["name"], r["matched"]) for r in found["servers"]] == [

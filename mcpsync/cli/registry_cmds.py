@@ -49,8 +49,10 @@ def _open(ctx: Context) -> Registry:
 @json_option
 @click.pass_obj
 def search(ctx: Context, text: str, limit: int, as_json: bool) -> int:
-    """Find servers whose name, title or description contains TEXT (latest versions), best
-    matches first: exact and prefix name matches, then substrings, then titles and descriptions."""
+    """Find servers whose name, title or description contains TEXT, best matches first.
+
+    Latest versions. Exact and prefix name matches rank first, then substrings of the name,
+    then titles and descriptions."""
     from mcpsync.registry import ranking
 
     registry = _open(ctx)

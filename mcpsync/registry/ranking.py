@@ -4,7 +4,8 @@ The registry's own `search` is a name-only substring match in name order, so the
 means (`github` → io.github.github/github-mcp-server) can sit past the first hundred rows. We
 scan a bounded number of matches, rank them here and show the first few.
 
-Order (first rule that holds wins; ties by name):
+Order (first rule that holds wins; within a rule, more name segments equal to TEXT first —
+io.github.github/github-mcp-server before io.github.acme/github-issues — then by name):
  0. the whole name equals TEXT
  1. the server part (after the last "/") equals TEXT
  2. a segment of the server part (split on . - _) equals TEXT
@@ -57,9 +58,14 @@ def match(entry: ServerEntry, text: str) -> tuple[int, str] | None:
 
 def rank(entries: list[ServerEntry], text: str) -> list[tuple[ServerEntry, str]]:
     """The entries that match `text`, best first, each with the field that matched."""
+    needle = text.lower()
     scored = [(found, entry) for entry in entries if (found := match(entry, text)) is not None]
-    scored.sort(key=lambda pair: (pair[0][0], pair[1].name, pair[1].version))
+    scored.sort(key=lambda pair: (pair[0][0], -_equal_segments(pair[1], needle), pair[1].name))
     return [(entry, found[1]) for found, entry in scored]
+
+
+def _equal_segments(entry: ServerEntry, needle: str) -> int:
+    return _SEGMENTS.split(entry.name.lower()).count(needle)
 
 
 @dataclass(frozen=True)
