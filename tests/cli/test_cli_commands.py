@@ -307,12 +307,16 @@ def test_search(team: Path, stub: RegistryStub) -> None:
                 "version": "2.0.0",
                 "status": "active",
                 "description": "Test server com.example/search",
+                "matched": "name",
             }
         ],
         "truncated": False,
     }
     none = cli(stub, team, "search", "zzz")
-    assert (none.code, none.out) == (0, f"No server in {stub.url} has 'zzz' in its name.\n")
+    assert (none.code, none.out) == (
+        0,
+        f"No server in {stub.url} has 'zzz' in its name, title or description.\n",
+    )
     assert len(cli(stub, team, "search", "", "--limit", "2", "--json").json()["servers"]) == 2
 
 
@@ -504,7 +508,7 @@ def test_env_and_flag_override_the_manifest_registry(tmp_path: Path, stub: Regis
     assert stub.request_count == 1
     # search/show follow the same rule.
     assert run_cli("-C", root, "search", "search", env={"MCPSYNC_REGISTRY": stub.url}).code == 0
-    assert stub.request_count == 2
+    assert stub.request_count == 3  # the name search, then the listing for descriptions
 
 
 def test_unsupported_registry_url(tmp_path: Path) -> None:
