@@ -49,7 +49,7 @@ def _open(ctx: Context) -> Registry:
 @json_option
 @click.pass_obj
 def search(ctx: Context, text: str, limit: int, as_json: bool) -> int:
-    """Find servers whose name, title or description contains TEXT, best matches first.
+    """Find servers by name, title or description.
 
     Latest versions. Exact and prefix name matches rank first, then substrings of the name,
     then titles and descriptions."""
