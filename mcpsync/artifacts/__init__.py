@@ -10,6 +10,7 @@ looked up in the store its launcher fetches from, and a digest is recorded in mc
 
 One store module per kind (npm, pypi, oci, mcpb), each `lookup(session, wanted, abort)`;
 `lookup_many` runs them on one bounded pool. Import-light: httpx only once a lookup runs.
+May import: launch (what is launched), httpfetch, pool and errors; lock and resolve use it.
 """
 
 from __future__ import annotations

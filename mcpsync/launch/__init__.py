@@ -1,5 +1,7 @@
 """Registry package/remote + the user's inputs -> a fully rendered launch (command or url).
 
+May import: suggest and errors only: manifest, lock, resolve and sync all stand on it.
+
 `choose` picks what to launch from a server.json, `render` turns it into a `Launch`, and
 `render_custom` does the same for a server declared by hand in mcp.toml. The rules:
 

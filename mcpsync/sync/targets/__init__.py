@@ -1,4 +1,6 @@
-"""Sync targets, one module per kind behind the interface in targets/base.py."""
+"""Sync targets, one module per kind behind the interface in targets/base.py.
+
+May import: lock (the pinned entries), manifest, launch.checks, edit, fsutil and errors."""
 
 from __future__ import annotations
 
