@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from mcpsync.errors import EnvFailure
 
@@ -55,45 +56,76 @@ def refuse_read_only(path: Path) -> None:
     """A file whose permission bits allow no writing is left alone, also by root and although
     the rename would replace it: someone made it read-only on purpose (Perforce checkouts,
     a config frozen against an app's rewrites)."""
-    try:
-        mode = real_target(path).stat().st_mode
-    except OSError:
-        return  # missing (created) or unreadable: the write itself says what is wrong
-    if stat.S_ISREG(mode) and not mode & 0o222:
-        raise EnvFailure(
-            f"Cannot write {path}: it is read-only (mode {mode & 0o7777:04o}). File not modified.",
-            hint="make it writable (chmod u+w) if mcpsync should update it",
-        )
+    found = _read_only(path)
+    if found is not None:
+        raise found.error(path)
+
+
+class Unwritable(NamedTuple):
+    """Why a file cannot be written the way mcpsync writes (a temp file, then a rename)."""
+
+    reason: str  # "it is read-only (mode 0444)": said after "Cannot write PATH: "
+    tail: str = "File not modified."
+    hint: str | None = None
+
+    def error(self, path: Path) -> EnvFailure:
+        return EnvFailure(f"Cannot write {path}: {self.reason}. {self.tail}", hint=self.hint)
 
 
 def refuse_unwritable(path: Path) -> None:
     """Everything the write of `path` (a temp file in its folder, then a rename over it) would
-    fail on or must not do, checked before the first byte of an all-or-nothing write: a
-    directory where the file should be, a read-only file, an immutable or append-only file,
-    a folder that cannot take the temp file."""
+    fail on or must not do, checked before the first byte of an all-or-nothing write."""
+    found = unwritable(path)
+    if found is not None:
+        raise found.error(path)
+
+
+def unwritable(path: Path) -> Unwritable | None:
+    """Why `path` cannot be written, or None: a directory where the file should be, a
+    read-only file, an immutable or append-only file, a folder that cannot take the temp
+    file. sync refuses on it; doctor reports it (one rule for both)."""
     target = real_target(path)
     try:
         info = target.stat()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # a file where a folder should be: below
         info = None
     except OSError:
-        return  # unreadable: the write itself says what is wrong
+        return None  # unreadable: the write itself says what is wrong
     if info is not None and stat.S_ISDIR(info.st_mode):
-        raise EnvFailure(
-            f"Cannot write {path}: it is a directory, not a file. Nothing written.",
-            hint="move the directory away, or point mcp.toml at a file",
+        return Unwritable(
+            "it is a directory, not a file",
+            "Nothing written.",
+            "move the directory away, or point mcp.toml at a file",
         )
     if info is not None:
-        refuse_read_only(path)
+        found = _read_only(path)
+        if found is not None:
+            return found
         if _frozen(target, info):
-            raise EnvFailure(
-                f"Cannot write {path}: it is immutable or append-only. File not modified.",
+            return Unwritable(
+                "it is immutable or append-only",
                 hint="clear the flag (Linux: chattr -i -a; macOS: chflags nouchg) if mcpsync "
                 "should update it",
             )
     folder = _existing(target.parent)
+    if not folder.is_dir():
+        return Unwritable(f"{folder} is not a directory")
     if not os.access(folder, os.W_OK | os.X_OK, effective_ids=_EFFECTIVE):
-        raise EnvFailure(f"Cannot write {path}: {_why_not(folder)}. File not modified.")
+        return Unwritable(_why_not(folder))
+    return None
+
+
+def _read_only(path: Path) -> Unwritable | None:
+    try:
+        mode = real_target(path).stat().st_mode
+    except OSError:
+        return None  # missing (created) or unreadable: the write itself says what is wrong
+    if stat.S_ISREG(mode) and not mode & 0o222:
+        return Unwritable(
+            f"it is read-only (mode {mode & 0o7777:04o})",
+            hint="make it writable (chmod u+w) if mcpsync should update it",
+        )
+    return None
 
 
 _EFFECTIVE = os.access in os.supports_effective_ids

@@ -8,7 +8,6 @@ Plain values in, a list of findings out; the CLI renders them.
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -118,22 +117,11 @@ def _version(command: str, path: str | None) -> str | None:
 
 
 def writable(path: Path) -> str | None:
-    """Why sync could not write `path` (a temp file beside it, then a rename), or None."""
-    real = Path(os.path.realpath(path))
-    if real.exists():
-        if real.is_dir():
-            return "is a directory"
-        if not os.access(real, os.W_OK):
-            return "is read-only"
-        return None if os.access(real.parent, os.W_OK | os.X_OK) else "its folder is read-only"
-    parent = real.parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        return f"cannot be created: {parent} is not a directory"
-    if not os.access(parent, os.W_OK | os.X_OK):
-        return f"cannot be created: {parent} is read-only"
-    return None
+    """Why sync could not write `path`, in sync's own words (fsutil.unwritable), or None."""
+    from mcpsync.fsutil import unwritable
+
+    found = unwritable(path)
+    return None if found is None else found.reason
 
 
 def target_findings(

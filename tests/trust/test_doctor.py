@@ -110,12 +110,15 @@ def test_writable(tmp_path: Path) -> None:
     (tmp_path / "dir").mkdir()
     assert writable(tmp_path / "file") is None
     assert writable(tmp_path / "new" / "deep" / "mcp.json") is None  # sync creates folders
-    assert writable(tmp_path / "dir") == "is a directory"
-    assert writable(tmp_path / "file" / "x.json") == (
-        f"cannot be created: {tmp_path}/file is not a directory"
-    )
+    assert writable(tmp_path / "dir") == "it is a directory, not a file"
+    assert writable(tmp_path / "file" / "x.json") == f"{tmp_path}/file is not a directory"
     (tmp_path / "link.json").symlink_to(tmp_path / "dir")
-    assert writable(tmp_path / "link.json") == "is a directory"  # judged at the link's target
+    # judged at the link's target
+    assert writable(tmp_path / "link.json") == "it is a directory, not a file"
+    # what sync refuses, doctor reports: a file no one may write, whoever runs it (root too)
+    (tmp_path / "frozen.json").write_text("{}")
+    (tmp_path / "frozen.json").chmod(0o444)
+    assert writable(tmp_path / "frozen.json") == "it is read-only (mode 0444)"
 
 
 def test_doctor_counts_one_server_in_the_singular(tmp_path: Path) -> None:
