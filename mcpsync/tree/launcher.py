@@ -173,6 +173,7 @@ def quick(
     root: Path, alias: str, environ: Mapping[str, str], extra: Sequence[str] = ()
 ) -> tuple[list[str], dict[str, str]] | None:
     """The warm start's argv and environment, or None when the full path must run."""
+    from mcpsync.lock.tree import digest_of
     from mcpsync.tree.cache import ready, tree_path
 
     try:
@@ -180,7 +181,7 @@ def quick(
         record = json.loads(memo.read_text("utf-8"))
         tree = (root / record["tree"]).read_bytes()
         digest = record["digest"]
-        if "sha256:" + hashlib.sha256(tree).hexdigest() != digest:
+        if digest_of(tree) != digest:
             return None  # the full path says what is wrong
         if not ready(tree_path(environ, digest), digest):
             return None
