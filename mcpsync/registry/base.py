@@ -81,6 +81,8 @@ class Registry(Protocol):
     """A registry backend: the v0.1 HTTP client or a file:// snapshot."""
 
     url: str
+    # True for a file: snapshot, searched and listed in memory: nothing to bound or page
+    local: bool
 
     def versions(self, name: str) -> list[ServerEntry]:
         """Every non-deleted version of `name`. Raises NotFound if the name is unknown."""

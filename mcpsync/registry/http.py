@@ -52,6 +52,7 @@ class HttpRegistry:
     ) -> None:
         _check_settings(url, timeout, retries, concurrency, max_bytes)
         self.url = url
+        self.local = False
         self._base = url.rstrip("/")
         self._max_bytes = max_bytes
         self._fetcher = Fetcher(

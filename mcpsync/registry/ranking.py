@@ -21,6 +21,7 @@ All comparisons are case-insensitive.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 
 from mcpsync.registry.base import Registry, ServerEntry
@@ -74,26 +75,23 @@ class SearchResult:
 
     matches: list[tuple[ServerEntry, str]]
     name_bound_hit: bool  # more name matches exist than were ranked
-    listed: int  # servers read from the unfiltered listing (0: none read)
+    listed: int  # servers read from the unfiltered listing of a remote registry (0: none read)
     by_text: int  # matches found only in that listing's titles/descriptions
-    local: bool  # a snapshot: everything was searched
 
 
-def search(registry: Registry, text: str, limit: int, scan: int | None = None) -> SearchResult:
-    """Rank name matches (up to `scan` of them); when they are fewer than `limit`, also look for
-    `text` in the titles and descriptions of the first `scan` (SCAN_MAX) servers the registry lists.
+def search(registry: Registry, text: str, limit: int) -> SearchResult:
+    """Rank name matches (up to SCAN_MAX of them); when they are fewer than `limit`, also look
+    for `text` in the titles and descriptions of the first SCAN_MAX servers the registry lists.
 
-    A file: snapshot is local, so it is searched whole."""
-    local = registry.url.startswith("file:")
-    bound = 10**9 if local else (scan or SCAN_MAX)
-    named = registry.search(text, limit=bound + 1)
-    hit = len(named) > bound
-    named = named[:bound]
-    listed: list[ServerEntry] = []
-    if local or len(named) < limit:
-        listed = registry.search("", limit=bound)
+    A local snapshot is ranked whole: every server is already in memory."""
+    if registry.local:
+        return SearchResult(rank(registry.search("", limit=sys.maxsize), text), False, 0, 0)
+    named = registry.search(text, limit=SCAN_MAX + 1)
+    hit = len(named) > SCAN_MAX
+    named = named[:SCAN_MAX]
     known = {entry.name for entry in named}
+    listed = registry.search("", limit=SCAN_MAX) if len(named) < limit else []
     extra = [entry for entry in listed if entry.name not in known]
     matches = rank(named + extra, text)
     by_text = sum(1 for entry, _ in matches if entry.name not in known)
-    return SearchResult(matches, hit, 0 if local else len(listed), by_text, local)
+    return SearchResult(matches, hit, len(listed), by_text)

@@ -42,6 +42,7 @@ class SnapshotRegistry:
     def __init__(self, path: Path, url: str) -> None:
         self.path = path
         self.url = url
+        self.local = True
         self._by_name: dict[str, list[ServerEntry]] | None = None
         self._lock = threading.Lock()
 
