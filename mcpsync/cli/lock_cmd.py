@@ -241,11 +241,12 @@ class _Old:
 
 
 def _read_old(proj: Project, text: str | None) -> _Old:
+    from mcpsync.conflicts import conflict_hunks, conflict_lines
     from mcpsync.lock import integrity, lockfile
 
     if text is None:
         return _Old(integrity.triage(lockfile.Lock()), None)
-    hunks = lockfile.conflict_hunks(text)
+    hunks = conflict_hunks(text)
     if not hunks:
         triaged = integrity.triage(lockfile.loads(text, proj.lock_path))
         return _Old(triaged, triaged.lock)
@@ -255,7 +256,7 @@ def _read_old(proj: Project, text: str | None) -> _Old:
     kept = merged.triage.lock
     pins = sum(1 for s in kept.servers if s.version)
     line = (
-        f"{proj.lock_path.name} had merge conflict markers ({lockfile.conflict_lines(hunks)}): "
+        f"{proj.lock_path.name} had merge conflict markers ({conflict_lines(hunks)}): "
         f"resolved from mcp.toml, keeping {pins} pin{'s' if pins != 1 else ''} from both sides"
     )
     if merged.parsed < 2:
@@ -309,11 +310,12 @@ def _change_json(change: Change) -> dict[str, str | None]:
 
 
 def _check(proj: Project, as_json: bool, artifacts: bool) -> int:
+    from mcpsync.conflicts import conflict_hunks
     from mcpsync.fsutil import read_text
     from mcpsync.lock import integrity, lockfile
 
     text = read_text(proj.lock_path, conflicts=True)
-    hunks = lockfile.conflict_hunks(text) if text is not None else []
+    hunks = conflict_hunks(text) if text is not None else []
     if hunks:  # what `mcpsync lock` repairs is a difference (1), like a stale lock
         return _check_conflict(proj, hunks, as_json)
     lock = None if text is None else lockfile.loads(text, proj.lock_path)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpsync.artifacts.model import BACKFILL, SOURCES, Artifact, wanted
-from mcpsync.conflicts import CONFLICT_MARKER, conflict_hunks, conflict_lines
+from mcpsync.conflicts import conflict_hunks, conflict_lines
 from mcpsync.errors import InputError, readable
 from mcpsync.launch import Launch
 from mcpsync.launch.model import LAUNCHABLE, TRANSPORTS
@@ -258,9 +258,6 @@ def read(path: Path) -> Lock | None:
 
 class NewerLock(InputError):
     """A lock format this mcpsync does not know: never rewritten, not even to resolve a merge."""
-
-
-__all__ = ["CONFLICT_MARKER", "conflict_hunks", "conflict_lines"]  # lockmerge's, lock's
 
 
 class MergeConflict(InputError):

@@ -19,10 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from mcpsync.conflicts import CONFLICT_MARKER
 from mcpsync.errors import InputError
 from mcpsync.lock.integrity import Triage, triage
 from mcpsync.lock.lockfile import (
-    CONFLICT_MARKER,
     Lock,
     LockedServer,
     NewerLock,

@@ -29,9 +29,10 @@ from project_helpers import age, snapshot
 from registry_stub import RegistryStub, make_item, npm_package, sample_items
 from test_lockfile import MANIFEST
 
+from mcpsync.conflicts import conflict_hunks
 from mcpsync.launch import Launch
 from mcpsync.lock import integrity
-from mcpsync.lock.lockfile import Lock, LockedServer, conflict_hunks, digest, dumps, loads
+from mcpsync.lock.lockfile import Lock, LockedServer, digest, dumps, loads
 from mcpsync.lock.merge import sides
 
 WEATHER_LAUNCH = (
