@@ -93,16 +93,17 @@ def _lock(base: str, ours: str, theirs: str, path: str) -> Merged:
 def _record(base: str, ours: str, theirs: str, path: str) -> Merged:
     from mcpsync.sync.ownership import dumps_record, parse_record
 
-    def pairs(text: str) -> dict[tuple[str, str], bool]:
+    def pairs(text: str) -> set[tuple[str, str]]:
         try:
             files = parse_record(text, Path(path)) if text else {}
         except InputError:
             files = {}  # sync writes the record again from what it finds
-        return {(file, name): True for file, names in files.items() for name in names}
+        return {(file, name) for file, names in files.items() for name in names}
 
-    merged = three_way(pairs(base), pairs(ours), pairs(theirs)) or {}  # presence never clashes
+    b, o, t = pairs(base), pairs(ours), pairs(theirs)
+    kept = (o & t) | (o - b) | (t - b)  # what both keep, and what either added: never a clash
     files: dict[str, list[str]] = {}
-    for file, name in merged:
+    for file, name in sorted(kept):
         files.setdefault(file, []).append(name)
     return Merged(dumps_record(files), True)
 
