@@ -23,12 +23,12 @@ if TYPE_CHECKING:
     from mcpsync.manifest.parse import Manifest
     from mcpsync.resolve.resolver import Warn
 
-# Branches that each add a server conflict in every generated file without it (README:
-# "Merging branches").
+# Branches that each add a server conflict in every generated file without it
+# (docs/guides/merges.md).
 MERGE_HINT = (
     "Merging branches: `git config merge.mcpsync.driver 'mcpsync merge-driver %O %A %B %P'`, "
     "and a `FILE merge=mcpsync` line in .gitattributes for mcp.toml, mcp.lock, "
-    "mcp.synced.toml and each synced config (README: Merging branches)."
+    "mcp.synced.toml and each synced config (docs/guides/merges.md)."
 )
 
 

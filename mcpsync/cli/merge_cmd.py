@@ -24,7 +24,8 @@ def merge_driver(base: Path, ours: Path, theirs: Path, path: str) -> int:
     """git's merge driver (%O %A %B %P): merges mcp.toml table by table, mcp.lock entry by
     entry, mcp.synced.toml as a union, and stops at a synced config both branches changed
     (keeping ours) for `mcpsync sync` to rewrite. Writes the result into OURS; exit 1 when
-    the file still needs you. Set up with .gitattributes `mcp.lock merge=mcpsync` (README)."""
+    the file still needs you. Set up with .gitattributes `mcp.lock merge=mcpsync`
+    (docs/guides/merges.md)."""
     from mcpsync.fsutil import read_text
     from mcpsync.sync import mergedriver
 

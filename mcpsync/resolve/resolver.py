@@ -72,7 +72,8 @@ def plan(
     refetch: Collection[str] = (),
 ) -> Plan:
     """`registry_named`: whether a pin must have come from `registry_url` to be kept; False
-    when no one named a registry (a pin from a one-off --registry stays, see the README).
+    when no one named a registry (a pin from a one-off --registry stays; see
+    docs/design/decisions.md).
     With `artifacts`, a pin whose launch has an artifact store but no record in the lock is
     refreshed (same version, looked up again), so that it gets one, unless it opted out.
     `refetch`: entries whose recorded server.json cannot be trusted (integrity.triage);
