@@ -30,3 +30,5 @@ COMMANDS: dict[str, str] = {
 }
 # The values of the root group's --color (root.py); warm_run checks them too.
 COLOR_MODES = ("auto", "always", "never")
+# The smallest --timeout (MCPSYNC_TIMEOUT) the root group accepts; warm_run checks it too.
+TIMEOUT_MIN = 0.1

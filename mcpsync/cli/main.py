@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from typing import Any
 
-from mcpsync.cli.commands import COLOR_MODES, COMMANDS  # noqa: F401  (tests patch COMMANDS here)
+from mcpsync.cli.commands import COLOR_MODES, COMMANDS, TIMEOUT_MIN  # noqa: F401  (tests patch COMMANDS here)
 
 
 def run(argv: Sequence[str] | None = None) -> int:
@@ -80,7 +80,7 @@ def _globals_valid(environ: Mapping[str, str]) -> bool:
     if timeout is None:
         return True
     try:
-        return float(timeout) >= 0.1
+        return float(timeout) >= TIMEOUT_MIN
     except ValueError:
         return False
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from mcpsync import __version__
-from mcpsync.cli.commands import COLOR_MODES, COMMANDS
+from mcpsync.cli.commands import COLOR_MODES, COMMANDS, TIMEOUT_MIN
 from mcpsync.cli.context import Context
 from mcpsync.cli.output import set_color
 from mcpsync.cli.params import Choice
@@ -45,7 +45,7 @@ class LazyGroup(click.Group):
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0.1),
+    type=click.FloatRange(min=TIMEOUT_MIN),
     envvar="MCPSYNC_TIMEOUT",
     default=5.0,
     show_default=True,
