@@ -53,6 +53,7 @@ class ArtifactStub:
         self.yanked: set[str] = set()  # filenames the index marks yanked (PEP 592/691)
         self.html_only = False  # the index speaks PEP 503 HTML only
         self.images: dict[str, set[str]] = {}  # repository -> tags
+        self.anonymous = False  # the OCI registry serves images without a token
         self.wrong_digest_header = False  # send a Docker-Content-Digest that is not the body's
         self.files: dict[str, bytes] = {}  # /files/<name> -> bytes
         self.latency = 0.0
@@ -173,7 +174,7 @@ class ArtifactStub:
 
     def _manifest(self, path: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
         repository, _, tag = path[len("/v2/") :].partition("/manifests/")
-        if headers.get("authorization") != f"Bearer {OCI_TOKEN}":
+        if not self.anonymous and headers.get("authorization") != f"Bearer {OCI_TOKEN}":
             challenge = (
                 f'Bearer realm="{self.url}/token",service="stub-registry",'
                 f'scope="repository:{repository}:pull"'

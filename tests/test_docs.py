@@ -80,8 +80,15 @@ def test_a_page_renders_with_its_headings_in_chromium(tmp_path: Path) -> None:
     # Material's own navigation was rendered by the browser (not only the raw markdown).
     assert 'class="md-nav' in dom
     subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", f"--screenshot={shot}",
-         "--window-size=1200,900", page.as_uri()],
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            f"--screenshot={shot}",
+            "--window-size=1200,900",
+            page.as_uri(),
+        ],
         capture_output=True,
         timeout=120,
     )

@@ -78,23 +78,77 @@ def lookup(session: Session, wanted: Wanted, abort: threading.Event) -> Artifact
     label = f"OCI registry {ref.base}"
     url = f"{ref.base}/v2/{ref.repository}/manifests/{quote(ref.tag or '', safe='')}"
     headers = {"Accept": ", ".join(MANIFEST_TYPES)}
-    known = session.cache.get(f"oci-challenge {ref.base}")
-    if isinstance(known, str):  # this registry challenged before: ask for a token up front
-        headers["Authorization"] = f"Bearer {_token(session, known, ref, label, abort)}"
-    reply = session.get(url, abort, label=label, headers=headers, parse=_any)
-    if reply.status == 401:
-        challenge = reply.headers.get("WWW-Authenticate", "")
-        if not _bearer(challenge):
-            raise refused(label, reply, url, hint=_PRIVATE)
-        session.cache[f"oci-challenge {ref.base}"] = challenge
-        headers["Authorization"] = f"Bearer {_token(session, challenge, ref, label, abort)}"
+    challenges = _challenges(session)
+    known, probing = challenges.enter(ref.base, abort)
+    try:
+        if known is not None:  # this registry challenged before: ask for a token up front
+            headers["Authorization"] = f"Bearer {_token(session, known, ref, label, abort)}"
         reply = session.get(url, abort, label=label, headers=headers, parse=_any)
+        if reply.status == 401:
+            challenge = reply.headers.get("WWW-Authenticate", "")
+            if not _bearer(challenge):
+                raise refused(label, reply, url, hint=_PRIVATE)
+            challenges.learn(ref.base, challenge)
+            headers["Authorization"] = f"Bearer {_token(session, challenge, ref, label, abort)}"
+            reply = session.get(url, abort, label=label, headers=headers, parse=_any)
+        elif probing:
+            challenges.learn(ref.base, None)
+    finally:
+        if probing:
+            challenges.leave(ref.base)
     image = f"image '{ref.repository}:{ref.tag}'"
     if reply.status == 404:
         raise not_in_store(label, image)
     if not 200 <= reply.status < 300:
         raise refused(label, reply, url)
     return Artifact(source="downloaded-and-hashed", store=ref.base, digest=_digest(reply, label))
+
+
+class _Challenges:
+    """What each registry of a run answers an anonymous request with: its Bearer challenge,
+    or None when it served the image without one. The first lookup to a registry finds out;
+    lookups to it that start meanwhile wait for that answer rather than each being refused
+    once: 33 images on one registry, all looked up at once, made 23 extra 401 round trips."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._known: dict[str, str | None] = {}
+        self._asking: dict[str, threading.Event] = {}
+
+    def enter(self, base: str, abort: threading.Event) -> tuple[str | None, bool]:
+        """(the known challenge, whether this caller is the one to find out and must `learn`
+        or `leave`). A prober that failed leaves nothing learnt: the next waiter probes."""
+        while True:
+            with self._lock:
+                if base in self._known:
+                    return self._known[base], False
+                asking = self._asking.get(base)
+                if asking is None:
+                    self._asking[base] = threading.Event()
+                    return None, True
+            while not asking.wait(0.05):
+                if abort.is_set():  # the batch was abandoned: no need to wait on
+                    return None, False
+
+    def learn(self, base: str, challenge: str | None) -> None:
+        """Record the answer and let the waiters go (before the prober's own token request)."""
+        with self._lock:
+            self._known[base] = challenge
+        self.leave(base)
+
+    def leave(self, base: str) -> None:
+        with self._lock:
+            asking = self._asking.pop(base, None)
+        if asking is not None:
+            asking.set()
+
+
+def _challenges(session: Session) -> _Challenges:
+    with _tokens_lock:
+        found = session.cache.get("oci-challenges")
+        if not isinstance(found, _Challenges):
+            found = session.cache["oci-challenges"] = _Challenges()
+        return found
 
 
 def _any(reply: Reply) -> Reply:

@@ -436,6 +436,44 @@ def test_a_registry_that_challenged_once_gets_tokens_up_front(
     ]
 
 
+def test_images_looked_up_at_once_on_one_registry_are_challenged_once(
+    tmp_path: Path, store: ArtifactStub
+) -> None:
+    """The first lookup to a registry learns its challenge; the others, started meanwhile,
+    wait for it instead of each taking a 401 (12 images made 12 401s before, 1 now)."""
+    from mcpsync.artifacts import StoreSettings, Wanted, lookup_many
+
+    store.latency = 0.05  # every lookup starts before the first answer lands
+    repos = [f"acme/img-{i}" for i in range(12)]
+    for repo in repos:
+        store.images[repo] = {"1.0"}
+    pairs = [(repo, Wanted("oci", f"{store.host}/{repo}", "1.0")) for repo in repos]
+    found = lookup_many(pairs, StoreSettings(tmp_path, {}, concurrency=12))
+    for repo in repos:
+        assert found[repo].digest == "sha256:" + sha256(manifest_bytes(repo, "1.0"))
+    paths = [r.split("?")[0] for r in store.requests]
+    assert paths.count("/token") == 12
+    assert len(paths) == 1 + 12 + 12, paths  # one 401, then a token and a manifest each
+
+
+def test_a_registry_that_serves_images_anonymously_is_asked_once_without_a_token(
+    tmp_path: Path, store: ArtifactStub
+) -> None:
+    from mcpsync.artifacts import StoreSettings, Wanted, lookup_many
+
+    store.anonymous = True
+    store.latency = 0.05
+    repos = [f"acme/open-{i}" for i in range(6)]
+    for repo in repos:
+        store.images[repo] = {"2"}
+    pairs = [(repo, Wanted("oci", f"{store.host}/{repo}", "2")) for repo in repos]
+    found = lookup_many(pairs, StoreSettings(tmp_path, {}, concurrency=6))
+    assert {found[r].digest for r in repos} == {
+        "sha256:" + sha256(manifest_bytes(r, "2")) for r in repos
+    }
+    assert sorted(store.requests) == sorted(f"/v2/{r}/manifests/2" for r in repos)
+
+
 def test_a_bad_artifacts_variable_is_exit_2(tmp_path: Path) -> None:
     root = write_project(tmp_path / "p", "")
     result = run_cli("-C", root, "lock", env={"MCPSYNC_ARTIFACTS": "maybe"})
