@@ -238,6 +238,8 @@ class Faults:
     oversize_bytes: int = 0  # pad every JSON body with whitespace up to this many bytes
     chunked: bool = False  # send bodies chunked, without Content-Length
     body: bytes | None = None  # answer every request 200 with exactly these bytes
+    redirect_to: str | None = None  # 307 every request to `<redirect_to>/moved<path>`
+    redirect_loop: bool = False  # 307 every request to itself
 
 
 @dataclass(frozen=True)
@@ -570,6 +572,12 @@ class RegistryStub:
             return _Problem(faults.fail_status, "injected failure").answer()
         if faults.body is not None:
             return _Answer(200, faults.body)
+        if faults.redirect_loop:
+            return _Answer(307, b"", headers=(("Location", target),))
+        if faults.redirect_to is not None and not target.startswith("/moved/"):
+            location = f"{faults.redirect_to}/moved{target}"
+            return _Answer(307, b"", headers=(("Location", location),))
+        target = target.removeprefix("/moved")  # where a redirect of any stand-in points
         try:
             with self._lock:
                 data = self.catalog.route(target)

@@ -1,5 +1,5 @@
 """One lock run's connection to the artifact stores: pooled clients, retries, the size cap, the
-OCI token cache, and the one way a store's failure becomes a message. Imports httpx."""
+OCI token cache, and the one way a store's failure becomes a message. Imports urllib3."""
 
 from __future__ import annotations
 

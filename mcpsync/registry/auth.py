@@ -4,7 +4,7 @@ of the project: a bearer token in MCPSYNC_REGISTRY_TOKEN, else the registry host
 
 They are sent only to the registry's own origin (scheme, host, port): a redirect elsewhere, or
 an artifact store, never sees them. Proxies (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY) and
-a custom CA bundle (SSL_CERT_FILE, SSL_CERT_DIR) are honoured by httpx itself (trust_env).
+a custom CA bundle (SSL_CERT_FILE, SSL_CERT_DIR) are honoured by httpfetch, for every request.
 """
 
 from __future__ import annotations
@@ -12,27 +12,24 @@ from __future__ import annotations
 import base64
 import netrc
 import os
-from collections.abc import Generator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from mcpsync.errors import InputError
-from mcpsync.httpfetch import httpx
 
 TOKEN_ENV = "MCPSYNC_REGISTRY_TOKEN"
 
 
-class OriginAuth(httpx.Auth):
-    """One Authorization header value, added only to requests for one origin."""
+class OriginAuth:
+    """One Authorization header value, for requests to one origin only (httpfetch asks)."""
 
     def __init__(self, origin: tuple[str, str, int | None], header: str) -> None:
         self._origin = origin
         self._header = header
 
-    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        if _origin(str(request.url)) == self._origin:
-            request.headers["Authorization"] = self._header
-        yield request
+    def header_for(self, url: str) -> str | None:
+        return self._header if _origin(url) == self._origin else None
 
 
 def registry_auth(url: str, environ: Mapping[str, str] | None = None) -> OriginAuth | None:

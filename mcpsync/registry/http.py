@@ -1,9 +1,9 @@
 """The MCP registry's v0.1 read API over HTTP.
 
-One pooled httpx.Client shared by all threads; many lookups run on a bounded thread pool so a
-lock of 100 servers costs a few round trips, not 100. Every failure ends as NotFound or one
-RegistryError line naming the registry, the request and the attempts; a response that is cut,
-malformed, oversized or of the wrong shape is an error, never a partial result.
+One pooled HTTP client (httpfetch) shared by all threads; many lookups run on a bounded thread
+pool so a lock of 100 servers costs a few round trips, not 100. Every failure ends as NotFound
+or one RegistryError line naming the registry, the request and the attempts; a response that
+is cut, malformed, oversized or of the wrong shape is an error, never a partial result.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote, urlencode, urlsplit
 
 from mcpsync.errors import InputError, NotFound, RegistryError
-from mcpsync.httpfetch import Fetcher, Transient, answered, concurrently, httpx, text, tls_for
+from mcpsync.httpfetch import Fetcher, Transient, answered, concurrently, text, tls_for
 from mcpsync.httpfetch import retry_after as _retry_after
 from mcpsync.registry import parse_server_list, server_not_found, version_not_found
 from mcpsync.registry.auth import TOKEN_ENV, registry_auth
@@ -48,7 +48,6 @@ class HttpRegistry:
         max_backoff: float = 8.0,
         concurrency: int = 16,
         max_bytes: int = 16 * 1024 * 1024,
-        transport: httpx.BaseTransport | None = None,
     ) -> None:
         _check_settings(url, timeout, retries, concurrency, max_bytes)
         self.url = url
@@ -63,7 +62,6 @@ class HttpRegistry:
             concurrency=concurrency,
             max_bytes=max_bytes,
             headers={"Accept": "application/json"},
-            transport=transport,
             verify=tls_for(url),
             auth=registry_auth(url),
         )

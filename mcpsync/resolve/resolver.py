@@ -296,6 +296,8 @@ def _run(
 
     registry = open_registry()
     stores = open_stores() if open_stores is not None else None
+    if stores is not None:
+        stores.prepare()
     settled = _Settled()
     tick = _Ticker(len(work.aliases), progress)
 

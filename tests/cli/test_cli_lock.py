@@ -281,7 +281,13 @@ def test_noop_lock_works_with_the_registry_down(stub: RegistryStub, project: Pat
 # What a no-op `lock` or `lock --check` must not pay for (issue 17: ~100 ms each, run in every
 # pre-commit hook): the HTTP client, the installed-package metadata (`--version` read it), the
 # merge and secret-rule modules, and the watch thread that only a request in flight needs.
-_UNNEEDED = ("httpx", "importlib.metadata", "mcpsync.lock.merge", "mcpsync.importing.read")
+_UNNEEDED = (
+    "urllib3",
+    "httpx",
+    "importlib.metadata",
+    "mcpsync.lock.merge",
+    "mcpsync.importing.read",
+)
 
 
 @pytest.mark.parametrize("args", [(), ("--check",)])

@@ -199,7 +199,7 @@ def test_plain_help_matches_dash_dash_help() -> None:
     assert _run("help", "nope")[0] == 2
 
 
-HEAVY = ("mcp", "mcp_types", "httpx", "yaml", "tomlkit", "anyio", "uvicorn", "pydantic")
+HEAVY = ("mcp", "mcp_types", "httpx", "urllib3", "yaml", "tomlkit", "anyio", "uvicorn", "pydantic")
 # mcpsync's own parsers: each defines dataclasses and regexes, milliseconds at start-up
 CORE = ("mcpsync.manifest.parse", "mcpsync.sync.ownership", "mcpsync.lock.lockfile")
 

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-import httpx
 import pytest
 from registry_stub import ALWAYS, RegistryStub, make_item, make_versions
 
@@ -412,22 +411,39 @@ def test_open_registry_picks_http(registry_stub: RegistryStub, tmp_path: Path) -
         registry.close()
 
 
-def test_a_custom_transport_is_used() -> None:
-    item = make_item(WEATHER, "1.0.0", is_latest=True)
-    seen: list[str] = []
+def test_a_redirect_is_followed_and_the_token_stays_with_the_registry_origin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    items = make_versions(WEATHER, ["1.0.0"])
+    monkeypatch.setenv("MCPSYNC_REGISTRY_TOKEN", "tok-1")
+    with RegistryStub(items) as elsewhere, RegistryStub(items, auth="Bearer tok-1") as home:
+        home.faults.redirect_to = home.url  # same origin: the token goes along
+        with HttpRegistry(home.url, retries=0) as registry:
+            assert [e.version for e in registry.versions(WEATHER)] == ["1.0.0"]
+        assert home.authorizations == ["Bearer tok-1", "Bearer tok-1"]
+        assert home.requests[1] == f"/moved{WEATHER_VERSIONS}"
+        home.faults.redirect_to = elsewhere.url  # another port: it must not
+        with HttpRegistry(home.url, retries=0) as registry:
+            assert [e.version for e in registry.versions(WEATHER)] == ["1.0.0"]
+        assert elsewhere.requests == [f"/moved{WEATHER_VERSIONS}"]
+        assert elsewhere.authorizations == [None]
 
-    def answer(request: httpx.Request) -> httpx.Response:
-        seen.append(request.url.raw_path.decode())
-        return httpx.Response(200, json={"servers": [item], "metadata": {"count": 1}})
 
-    transport = httpx.MockTransport(answer)
-    with HttpRegistry("https://registry.example", transport=transport) as registry:
-        assert [e.version for e in registry.versions(WEATHER)] == ["1.0.0"]
-    assert seen == [WEATHER_VERSIONS]
+def test_a_redirect_loop_is_one_error_not_retried() -> None:
+    with RegistryStub(make_versions(WEATHER, ["1.0.0"])) as stub:
+        stub.faults.redirect_loop = True
+        with (
+            HttpRegistry(stub.url, retries=3, backoff=0.01) as registry,
+            pytest.raises(RegistryError, match="Exceeded maximum allowed redirects"),
+        ):
+            registry.versions(WEATHER)
+        assert stub.request_count == 21  # the request and 20 redirects, once
 
 
-def test_importing_the_registry_package_does_not_import_httpx() -> None:
-    code = "import sys, mcpsync.registry; sys.exit('httpx' in sys.modules)"
+def test_importing_the_registry_package_does_not_import_urllib3() -> None:
+    code = (
+        "import sys, mcpsync.registry; sys.exit('urllib3' in sys.modules or 'httpx' in sys.modules)"
+    )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 

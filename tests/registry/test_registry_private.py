@@ -9,7 +9,6 @@ import ssl
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 import trustme
 from cli_helpers import assert_clean_failure, fast_retries, npm_server, pins, run_cli, write_project
@@ -144,9 +143,7 @@ def test_the_token_goes_to_the_registry_origin_only() -> None:
     auth = registry_auth("https://reg.example:8443/base", {"MCPSYNC_REGISTRY_TOKEN": TOKEN})
     assert auth is not None
 
-    def header(url: str) -> str | None:
-        request = httpx.Request("GET", url)
-        return next(auth.auth_flow(request)).headers.get("Authorization")
+    header = auth.header_for
 
     assert header("https://reg.example:8443/v0.1/servers") == f"Bearer {TOKEN}"
     assert header("https://REG.example:8443/other") == f"Bearer {TOKEN}"
