@@ -96,6 +96,23 @@ def test_http_through_a_forward_proxy(tmp_path: Path) -> None:
         assert len(proxy.seen) == stub.request_count
 
 
+def test_all_proxy_serves_any_scheme_and_no_proxy_names_hosts_that_skip_it(
+    tmp_path: Path,
+) -> None:
+    with RegistryStub(ITEMS) as stub, ProxyStub() as proxy:
+        project = _project(tmp_path, stub.url)
+        via_all = run_cli("lock", cwd=project, env={"ALL_PROXY": proxy.url, "NO_PROXY": ""})
+        assert via_all.code == 0, via_all
+        asked = len(proxy.seen)
+        assert asked == stub.request_count > 0
+        (project / "mcp.lock").unlink()
+        env = {"all_proxy": proxy.url, "no_proxy": "localhost,127.0.0.1"}
+        direct = run_cli("lock", cwd=project, env=env)
+        assert direct.code == 0, direct
+        assert len(proxy.seen) == asked  # the proxy was not asked again
+        assert stub.request_count > asked
+
+
 def test_bearer_token_from_the_environment_and_never_in_a_file(
     ca: trustme.CA, ca_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
