@@ -6,6 +6,7 @@ click either (`warm_run`)."""
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -25,12 +26,23 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 def main() -> None:
     os.environ.setdefault("PYTHONIOENCODING", "utf-8")
+    _tune_gc()
     from mcpsync.cli import help_cache
 
     if help_cache.answer(sys.argv[1:]):
         sys.exit(0)
     warm_run(sys.argv[1:], os.environ)
-    sys.exit(run())
+    code = run()
+    gc.freeze()  # the interpreter's last full collection would walk every object: skip it
+    sys.exit(code)
+
+
+def _tune_gc() -> None:
+    """Collect reference cycles rarely, as mypy does: a command is short, makes few cycles,
+    and the default (a young collection every 700 allocations) spent ~10 ms of a 0.42 s cold
+    `lock` and more at exit. A 1,000-server lock peaked at 45.2 MB instead of 44.9 MB;
+    `mcp serve`, which runs for hours, still collects, only less often."""
+    gc.set_threshold(200_000, 30, 30)
 
 
 def warm_run(argv: Sequence[str], environ: Mapping[str, str]) -> None:
