@@ -114,6 +114,21 @@ class Fetcher:
         self._context = verify if isinstance(verify, ssl.SSLContext) else _context(verify)
         self._proxies = _environment_proxies()
         self._managers: dict[str | None, urllib3.PoolManager] = {}
+        # Built once: urllib3 copies a Retry as it counts, and never changes a Timeout.
+        self._timeout = urllib3.Timeout(connect=timeout, read=timeout)
+        # urllib3 retries nothing itself (the loop below does, within its budget); it follows
+        # redirects, dropping Authorization on one to another host.
+        self._redirects = urllib3.Retry(
+            total=None,
+            connect=0,
+            read=0,
+            status=0,
+            other=0,
+            redirect=MAX_REDIRECTS,
+            raise_on_redirect=True,
+            raise_on_status=False,
+            respect_retry_after_header=False,
+        )
 
     @property
     def request_count(self) -> int:
@@ -220,25 +235,13 @@ class Fetcher:
         return Reply(status, response.headers, body, size)
 
     def _open(self, url: str, headers: dict[str, str]) -> urllib3.BaseHTTPResponse:
-        # urllib3 retries nothing itself (the loop above does, with its budget); it follows
-        # redirects, dropping Authorization on one to another host.
         return self._manager(url).request(
             "GET",
             url,
             headers=headers,
             preload_content=False,
-            timeout=urllib3.Timeout(connect=self.timeout, read=self.timeout),
-            retries=urllib3.Retry(
-                total=None,
-                connect=0,
-                read=0,
-                status=0,
-                other=0,
-                redirect=MAX_REDIRECTS,
-                raise_on_redirect=True,
-                raise_on_status=False,
-                respect_retry_after_header=False,
-            ),
+            timeout=self._timeout,
+            retries=self._redirects,
         )
 
 
@@ -383,6 +386,8 @@ def _context(verify: bool) -> ssl.SSLContext:
 
 
 def _environment_proxies() -> dict[str, str]:
+    if not any(name.lower().endswith("_proxy") for name in os.environ):
+        return {}  # nothing to read: urllib.request (5 ms to import) is not needed
     from urllib.request import getproxies_environment
 
     return getproxies_environment()
@@ -391,14 +396,16 @@ def _environment_proxies() -> dict[str, str]:
 def _proxy_for(url: str, proxies: Mapping[str, str]) -> str | None:
     """The proxy for `url`: its scheme's (HTTPS_PROXY, HTTP_PROXY), else ALL_PROXY, unless
     NO_PROXY names its host."""
+    parts = urlsplit(url)
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy:
+        return None
     import urllib.request
 
     # The environment's NO_PROXY rule (proxy_bypass would ask macOS's or Windows' settings).
     bypass: Callable[[str, dict[str, str]], bool]
     bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
-    parts = urlsplit(url)
-    proxy = proxies.get(parts.scheme) or proxies.get("all")
-    if not proxy or bypass(parts.netloc, dict(proxies)):
+    if bypass(parts.netloc, dict(proxies)):
         return None
     return proxy if "://" in proxy else f"http://{proxy}"
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import threading
 from collections.abc import Iterator
-from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
 
@@ -126,23 +125,11 @@ def _json_files(files: list[Any]) -> Iterator[tuple[str, str | None, bool]]:
         yield item["filename"], sha if isinstance(sha, str) else None, yanked
 
 
-class _Anchors(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.links: list[tuple[str, bool]] = []  # (href, yanked)
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        found = dict(attrs)
-        href = found.get("href")
-        if tag == "a" and href:
-            self.links.append((href, "data-yanked" in found))  # PEP 592
-
-
 def _html_files(page: str, url: str) -> list[tuple[str, str | None, bool]]:
-    parser = _Anchors()
-    parser.feed(page)
+    from mcpsync.artifacts.pypi_html import anchors  # only a PEP 503 index needs it
+
     out = []
-    for href, yanked in parser.links:
+    for href, yanked in anchors(page):
         link = urlsplit(urljoin(url, href))
         name = unquote(link.path.rsplit("/", 1)[-1])
         algorithm, _, value = link.fragment.partition("=")
