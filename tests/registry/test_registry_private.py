@@ -74,6 +74,30 @@ def test_tls_registry_with_its_own_ca_needs_ssl_cert_file(
     assert f'registry = "{tls_registry.url}"' in (project / "mcp.lock").read_text()
 
 
+def test_ssl_cert_dir_is_honoured_as_a_hashed_directory(
+    tls_registry: RegistryStub, ca_file: Path, tmp_path: Path
+) -> None:
+    import shutil
+    import subprocess
+
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("needs the openssl command to name the certificate by its hash")
+    hashed = subprocess.run(
+        [openssl, "x509", "-hash", "-noout", "-in", str(ca_file)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    folder = tmp_path / "certs"
+    folder.mkdir()
+    shutil.copy(ca_file, folder / f"{hashed}.0")  # how OpenSSL looks a CA up in a directory
+    project = _project(tmp_path, tls_registry.url)
+    result = run_cli("lock", cwd=project, env={"SSL_CERT_FILE": "", "SSL_CERT_DIR": str(folder)})
+    assert result.code == 0, result
+    assert pins(project) == {"private": "1.1.0"}
+
+
 def test_https_through_a_connect_proxy(
     tls_registry: RegistryStub, ca_file: Path, tmp_path: Path
 ) -> None:
