@@ -220,6 +220,9 @@ class Fetcher:
                 try:
                     waiting.answered(host)
                     body, size = _read(response, cap, deadline, too_large, sink)
+                except BaseException:
+                    response.close()  # a body left half-read must not go back to the pool
+                    raise
                 finally:
                     response.release_conn()
         except _TooSlow:

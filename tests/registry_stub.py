@@ -240,6 +240,7 @@ class Faults:
     body: bytes | None = None  # answer every request 200 with exactly these bytes
     redirect_to: str | None = None  # 307 every request to `<redirect_to>/moved<path>`
     redirect_loop: bool = False  # 307 every request to itself
+    gzip: bool = False  # send every body gzip-compressed (Content-Encoding: gzip)
 
 
 @dataclass(frozen=True)
@@ -428,6 +429,10 @@ class _Handler(BaseHTTPRequestHandler):
         body = answer.body
         if answer.content_type == "application/json" and len(body) < faults.oversize_bytes:
             body += b" " * (faults.oversize_bytes - len(body))  # still valid JSON
+        if faults.gzip:
+            import gzip
+
+            body = gzip.compress(body, mtime=0)
         length = len(body)
         if number <= faults.truncate_first:
             body = body[: len(body) // 2]
@@ -435,6 +440,8 @@ class _Handler(BaseHTTPRequestHandler):
         close_early = number <= faults.close_early_first
         self.send_response(answer.status)
         self.send_header("Content-Type", answer.content_type)
+        if faults.gzip:
+            self.send_header("Content-Encoding", "gzip")
         for key, value in answer.headers:
             self.send_header(key, value)
         if faults.chunked and not close_early:

@@ -346,6 +346,22 @@ def test_an_oversized_response_is_refused(registry_stub: RegistryStub, chunked: 
     assert registry_stub.request_count == 1
 
 
+def test_a_gzip_body_is_decoded_and_its_cap_is_on_the_decoded_bytes(
+    registry_stub: RegistryStub,
+) -> None:
+    registry_stub.faults.gzip = True
+    with make_client(registry_stub) as registry:
+        assert len(registry.versions(WEATHER)) == 5  # decoded as it streamed
+    # 20 MB of padding is ~20 kB on the wire: the cap counts what it decodes to, and the
+    # client stays usable after refusing it.
+    with make_client(registry_stub, max_bytes=1_000_000, retries=0) as registry:
+        registry_stub.faults.oversize_bytes = 20_000_000
+        with pytest.raises(RegistryError, match="response larger than 1000000 bytes"):
+            registry.versions(WEATHER)
+        registry_stub.faults.oversize_bytes = 0
+        assert len(registry.versions(WEATHER)) == 5  # no retry: the next answer reads clean
+
+
 def test_a_padded_response_within_the_limit_is_fine(registry_stub: RegistryStub) -> None:
     registry_stub.faults.oversize_bytes = 90_000
     registry_stub.faults.chunked = True
