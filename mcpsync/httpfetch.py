@@ -153,7 +153,7 @@ class Fetcher:
                     "ssl_context": self._context,
                 }
                 found = (
-                    urllib3.ProxyManager(proxy, **options)
+                    _proxy_manager(proxy, options)
                     if proxy is not None
                     else urllib3.PoolManager(**options)
                 )
@@ -411,6 +411,20 @@ def _proxy_for(url: str, proxies: Mapping[str, str]) -> str | None:
     if bypass(parts.netloc, dict(proxies)):
         return None
     return proxy if "://" in proxy else f"http://{proxy}"
+
+
+def _proxy_manager(proxy: str, options: dict[str, Any]) -> urllib3.ProxyManager:
+    """Through `proxy`; a user and password in its URL (`http://user:pass@proxy:3128`, as
+    curl and pip take them) go as Proxy-Authorization, and nowhere else."""
+    parts = urlsplit(proxy)
+    if parts.username is None:
+        return urllib3.ProxyManager(proxy, **options)
+    from urllib.parse import unquote
+
+    login = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+    bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+    headers = urllib3.make_headers(proxy_basic_auth=login)
+    return urllib3.ProxyManager(bare, proxy_headers=headers, **options)
 
 
 def tls_for(url: str) -> ssl.SSLContext | bool:

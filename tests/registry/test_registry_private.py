@@ -111,6 +111,23 @@ def test_https_through_a_connect_proxy(
     assert tls_registry.request_count >= 1
 
 
+def test_a_proxy_that_wants_credentials_gets_them_from_its_url_only(
+    tls_registry: RegistryStub, ca_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fast_retries(monkeypatch)
+    project = _project(tmp_path, tls_registry.url)
+    with ProxyStub(auth="bot:pa@ss") as proxy:
+        bare = {"SSL_CERT_FILE": str(ca_file), "HTTPS_PROXY": proxy.url, "NO_PROXY": ""}
+        refused = run_cli("lock", cwd=project, env=bare)
+        assert_clean_failure(refused, 3, "could not be reached", "407")
+        with_login = proxy.url.replace("http://", "http://bot:pa%40ss@")
+        result = run_cli("lock", cwd=project, env={**bare, "HTTPS_PROXY": with_login})
+    assert result.code == 0, result
+    assert proxy.authorizations[-1] == "Basic " + base64.b64encode(b"bot:pa@ss").decode()
+    assert "pa@ss" not in refused.err + result.err and "pa%40ss" not in result.err
+    assert tls_registry.request_count >= 1
+
+
 def test_http_through_a_forward_proxy(tmp_path: Path) -> None:
     with RegistryStub(ITEMS) as stub, ProxyStub() as proxy:
         project = _project(tmp_path, stub.url)
