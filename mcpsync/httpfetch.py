@@ -8,13 +8,14 @@ It speaks HTTP through urllib3 (not httpx): a cold `lock` is CPU-bound, and urll
 0.65 ms of CPU a request at 100 in flight against httpx's 1.07 ms (bench/bench_http.py), and
 about 40 ms less to import. Proxies (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY) are read
 from the environment with the standard library's own rules, and a custom CA bundle
-(SSL_CERT_FILE, SSL_CERT_DIR) is honoured, else certifi's, else the system's.
+(SSL_CERT_FILE, SSL_CERT_DIR) is honoured, else certifi's.
 
 Imported only when a network request is about to be made: it imports urllib3.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 import random
 import re
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from datetime import timezone
 from http import HTTPStatus
 from typing import Any, Protocol, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import urllib3
 from urllib3 import exceptions as _u3
@@ -111,7 +112,7 @@ class Fetcher:
             **(headers or {}),
         }
         self._auth = auth
-        self._context = verify if isinstance(verify, ssl.SSLContext) else _context(verify)
+        self._context = verify if isinstance(verify, ssl.SSLContext) else _trusted_context()
         self._proxies = _environment_proxies()
         self._managers: dict[str | None, urllib3.PoolManager] = {}
         # Built once: urllib3 copies a Retry as it counts, and never changes a Timeout.
@@ -261,7 +262,7 @@ def _failure(exc: BaseException, timeout: float, unusable: Callable[[str], Excep
         return Transient(f"did not answer within {timeout} s")
     if isinstance(exc, (_u3.ProtocolError, _u3.IncompleteRead)):
         return Transient(f"broke off the response: {_cause(exc)}")
-    if isinstance(exc, _u3.ResponseError) and "redirect" in str(exc):
+    if isinstance(exc, _u3.ResponseError):  # the one counter urllib3 may exhaust: redirects
         return unusable(f"Exceeded maximum allowed redirects ({MAX_REDIRECTS}).")
     return unusable(text(exc))
 
@@ -368,24 +369,32 @@ def text(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _context(verify: bool) -> ssl.SSLContext:
+def _trusted_context() -> ssl.SSLContext:
     """The CA bundle to trust: SSL_CERT_FILE or SSL_CERT_DIR when set (as curl, pip and uv
-    read them), else certifi's when it is installed, else the system's."""
-    if not verify:
-        unverified = ssl.create_default_context()
-        unverified.check_hostname = False
-        unverified.verify_mode = ssl.CERT_NONE
-        return unverified
+    read them), else certifi's (a dependency)."""
     file, folder = os.environ.get("SSL_CERT_FILE", ""), os.environ.get("SSL_CERT_DIR", "")
     if file and os.path.isfile(file):
         return ssl.create_default_context(cafile=file)
     if folder and os.path.isdir(folder):
         return ssl.create_default_context(capath=folder)
-    try:
-        import certifi
-    except ImportError:
-        return ssl.create_default_context()
+    import certifi
+
     return ssl.create_default_context(cafile=certifi.where())
+
+
+def basic_credential(user: str, password: str) -> str:
+    """An Authorization (or Proxy-Authorization) value for HTTP Basic auth."""
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+
+
+def split_login(url: str) -> tuple[str, str | None]:
+    """`url` without its `user:password@`, and those as a Basic credential (None without):
+    a URL's login goes in a header, never on the wire or into a message as part of the URL."""
+    parts = urlsplit(url)
+    if parts.username is None:
+        return url, None
+    bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+    return bare, basic_credential(unquote(parts.username), unquote(parts.password or ""))
 
 
 def _environment_proxies() -> dict[str, str]:
@@ -416,14 +425,8 @@ def _proxy_for(url: str, proxies: Mapping[str, str]) -> str | None:
 def _proxy_manager(proxy: str, options: dict[str, Any]) -> urllib3.ProxyManager:
     """Through `proxy`; a user and password in its URL (`http://user:pass@proxy:3128`, as
     curl and pip take them) go as Proxy-Authorization, and nowhere else."""
-    parts = urlsplit(proxy)
-    if parts.username is None:
-        return urllib3.ProxyManager(proxy, **options)
-    from urllib.parse import unquote
-
-    login = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
-    bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
-    headers = urllib3.make_headers(proxy_basic_auth=login)
+    bare, login = split_login(proxy)
+    headers = {"Proxy-Authorization": login} if login is not None else None
     return urllib3.ProxyManager(bare, proxy_headers=headers, **options)
 
 

@@ -12,7 +12,6 @@ index URL are sent as HTTP basic auth and never recorded or printed.
 
 from __future__ import annotations
 
-import base64
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -21,7 +20,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 from mcpsync.artifacts.model import Artifact, StoreSettings, Wanted
 from mcpsync.artifacts.session import Session, json_of, not_in_store, public, refused
 from mcpsync.errors import ArtifactStoreError
-from mcpsync.httpfetch import Reply, Transient
+from mcpsync.httpfetch import Reply, Transient, split_login
 
 DEFAULT_INDEX = "https://pypi.org/simple"
 _JSON = "application/vnd.pypi.simple.v1+json"
@@ -89,13 +88,11 @@ def _project_files(
 
 def _credentials(url: str) -> tuple[str, dict[str, str]]:
     """The URL without user info, and the Accept (and basic auth) headers."""
-    parts = urlsplit(url)
+    bare, login = split_login(url)
     headers = {"Accept": _ACCEPT}
-    if parts.username is not None:
-        pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
-        headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
-        url = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
-    return url, headers
+    if login is not None:
+        headers["Authorization"] = login
+    return bare, headers
 
 
 def _files(reply: Reply, url: str) -> list[tuple[str, str | None, bool]]:

@@ -9,7 +9,6 @@ a custom CA bundle (SSL_CERT_FILE, SSL_CERT_DIR) are honoured by httpfetch, for 
 
 from __future__ import annotations
 
-import base64
 import netrc
 import os
 from collections.abc import Mapping
@@ -17,6 +16,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from mcpsync.errors import InputError
+from mcpsync.httpfetch import basic_credential
 
 TOKEN_ENV = "MCPSYNC_REGISTRY_TOKEN"
 
@@ -43,8 +43,7 @@ def registry_auth(url: str, environ: Mapping[str, str] | None = None) -> OriginA
     if login is None:
         return None
     user, password = login
-    basic = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
-    return OriginAuth(_origin(url), f"Basic {basic}")
+    return OriginAuth(_origin(url), basic_credential(user, password))
 
 
 def refuse_userinfo(url: str) -> None:
