@@ -144,7 +144,7 @@ class _Challenges:
 
 
 def _challenges(session: Session) -> _Challenges:
-    with _tokens_lock:
+    with _cache_lock:
         found = session.cache.get("oci-challenges")
         if not isinstance(found, _Challenges):
             found = session.cache["oci-challenges"] = _Challenges()
@@ -190,7 +190,7 @@ def _token(
     if params.get("scope", "").startswith(f"repository:{ref.repository}:"):
         scope = params["scope"]
     key = (realm, service, scope)
-    with _tokens_lock:
+    with _cache_lock:
         if key in session.tokens:
             return session.tokens[key]
     query = urlencode({k: v for k, v in (("service", service), ("scope", scope)) if v})
@@ -198,12 +198,12 @@ def _token(
     token = session.get(
         f"{realm}?{query}", abort, label=token_label, parse=lambda r: _token_of(r, token_label)
     )
-    with _tokens_lock:
+    with _cache_lock:
         session.tokens[key] = token
     return token
 
 
-_tokens_lock = threading.Lock()
+_cache_lock = threading.Lock()  # guards session.tokens and the challenges in session.cache
 
 
 def _token_of(reply: Reply, label: str) -> str:
