@@ -16,15 +16,19 @@ declared it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import threading
+import time
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import quote, urlencode, urlsplit
 
 from mcpsync.artifacts.model import Artifact, Wanted
 from mcpsync.artifacts.session import Session, json_of, not_in_store, refused
-from mcpsync.errors import ArtifactStoreError
+from mcpsync.cachedir import cache_dir
+from mcpsync.errors import ArtifactStoreError, McpsyncError
 from mcpsync.httpfetch import Reply, Transient
 
 MANIFEST_TYPES = (
@@ -82,7 +86,9 @@ def lookup(session: Session, wanted: Wanted, abort: threading.Event) -> Artifact
     known, probing = challenges.enter(ref.base, abort)
     try:
         if known is not None:  # this registry challenged before: ask for a token up front
-            headers["Authorization"] = f"Bearer {_token(session, known, ref, label, abort)}"
+            token = _remembered_token(session, challenges, known, ref, label, abort)
+            if token is not None:
+                headers["Authorization"] = f"Bearer {token}"
         reply = session.get(url, abort, label=label, headers=headers, parse=_any)
         if reply.status == 401:
             challenge = reply.headers.get("WWW-Authenticate", "")
@@ -104,15 +110,40 @@ def lookup(session: Session, wanted: Wanted, abort: threading.Event) -> Artifact
     return Artifact(source="downloaded-and-hashed", store=ref.base, digest=_digest(reply, label))
 
 
-class _Challenges:
-    """What each registry of a run answers an anonymous request with: its Bearer challenge,
-    or None when it served the image without one. The first lookup to a registry finds out;
-    lookups to it that start meanwhile wait for that answer rather than each being refused
-    once: 33 images on one registry, all looked up at once, made 23 extra 401 round trips."""
+def _remembered_token(
+    session: Session,
+    challenges: _Challenges,
+    known: str,
+    ref: ImageRef,
+    label: str,
+    abort: threading.Event,
+) -> str | None:
+    """A token for a challenge known before the request; None when it was remembered from an
+    earlier run and its token service now refuses (the registry is then asked anonymously,
+    and its fresh challenge learnt)."""
+    try:
+        return _token(session, known, ref, label, abort)
+    except ArtifactStoreError:
+        if challenges.forget(ref.base, known):
+            return None
+        raise
 
-    def __init__(self) -> None:
+
+class _Challenges:
+    """What each registry answers an anonymous request with: its Bearer challenge, or None when
+    it served the image without one. The first lookup to a registry finds out; lookups to it
+    that start meanwhile wait for that answer rather than each being refused once (33 images on
+    one registry, all looked up at once, made 23 extra 401 round trips).
+
+    What was learnt is remembered for a week in `<cache>/oci-challenges.json`, so a later lock
+    asks the token service straight away: one round trip fewer on every image's path. An answer
+    remembered from an earlier run that no longer works is forgotten and learnt again."""
+
+    def __init__(self, memory: Path | None) -> None:
         self._lock = threading.Lock()
-        self._known: dict[str, str | None] = {}
+        self._memory = memory
+        self._known: dict[str, str | None] = {}  # learnt in this run
+        self._remembered = _recall(memory)  # learnt by an earlier run: base -> (challenge, when)
         self._asking: dict[str, threading.Event] = {}
 
     def enter(self, base: str, abort: threading.Event) -> tuple[str | None, bool]:
@@ -122,6 +153,8 @@ class _Challenges:
             with self._lock:
                 if base in self._known:
                     return self._known[base], False
+                if base in self._remembered:
+                    return self._remembered[base][0], False
                 asking = self._asking.get(base)
                 if asking is None:
                     self._asking[base] = threading.Event()
@@ -131,10 +164,26 @@ class _Challenges:
                     return None, False
 
     def learn(self, base: str, challenge: str | None) -> None:
-        """Record the answer and let the waiters go (before the prober's own token request)."""
+        """Record the answer, let the waiters go, then remember it for later runs."""
         with self._lock:
             self._known[base] = challenge
+            before = self._remembered.get(base)
+            self._remembered[base] = (challenge, time.time())
+            entries = dict(self._remembered) if before is None or before[0] != challenge else None
         self.leave(base)
+        if entries is not None:
+            _save(self._memory, entries)
+
+    def forget(self, base: str, challenge: str | None) -> bool:
+        """Drop `challenge` if it was remembered from an earlier run (its token service refused
+        or is gone): True when it was, and the lookup should ask the registry anew."""
+        with self._lock:
+            if base in self._known or self._remembered.get(base, (0,))[0] != challenge:
+                return False
+            del self._remembered[base]
+            entries = dict(self._remembered)
+        _save(self._memory, entries)
+        return True
 
     def leave(self, base: str) -> None:
         with self._lock:
@@ -143,11 +192,52 @@ class _Challenges:
             asking.set()
 
 
+REMEMBER_S = 7 * 24 * 3600  # a registry's token service rarely moves; a week bounds a stale one
+MEMORY_FILE = "oci-challenges.json"
+
+
+def _recall(memory: Path | None) -> dict[str, tuple[str | None, float]]:
+    """The challenges an earlier run learnt, less than REMEMBER_S old; {} for a missing,
+    unreadable or malformed file (it is only ever a shortcut)."""
+    import json
+
+    try:
+        data = json.loads(memory.read_bytes()) if memory is not None else None
+        found = data["registries"] if isinstance(data, dict) else None
+    except (OSError, ValueError, KeyError):
+        return {}
+    now = time.time()
+    recalled: dict[str, tuple[str | None, float]] = {}
+    for base, entry in found.items() if isinstance(found, dict) else ():
+        if not isinstance(entry, dict):
+            continue
+        challenge, when = entry.get("challenge"), entry.get("learnt")
+        if not isinstance(when, (int, float)) or not 0 <= now - when < REMEMBER_S:
+            continue
+        if challenge is None or (isinstance(challenge, str) and _bearer(challenge) is not None):
+            recalled[base] = (challenge, float(when))
+    return recalled
+
+
+def _save(memory: Path | None, entries: dict[str, tuple[str | None, float]]) -> None:
+    """Best effort: a cache that cannot be written costs the next run a round trip, no more."""
+    import json
+
+    from mcpsync.fsutil import atomic_write
+
+    if memory is None:
+        return
+    registries = {b: {"challenge": c, "learnt": int(w)} for b, (c, w) in sorted(entries.items())}
+    with contextlib.suppress(McpsyncError, OSError):
+        atomic_write(memory, json.dumps({"version": 1, "registries": registries}, indent=1))
+
+
 def _challenges(session: Session) -> _Challenges:
     with _cache_lock:
         found = session.cache.get("oci-challenges")
         if not isinstance(found, _Challenges):
-            found = session.cache["oci-challenges"] = _Challenges()
+            memory = cache_dir(session.settings.env) / MEMORY_FILE
+            found = session.cache["oci-challenges"] = _Challenges(memory)
         return found
 
 

@@ -1,39 +1,26 @@
 """The content-addressed cache of materialised trees: `<cache>/trees/<sha256 of the tree
-file>/`, filled once by the tree's backend under a file lock, then marked complete.
+file>/`, filled once by the tree's backend under a file lock, then marked complete
+(`<cache>`: mcpsync.cachedir).
 
 A directory is used only when its marker names its digest: one left half-filled (a crash, a
-refused tarball) has no marker and is filled again from scratch. `$MCPSYNC_CACHE_DIR`, else
-the platform's cache directory (`$XDG_CACHE_HOME/mcpsync` or `~/.cache/mcpsync`,
-`~/Library/Caches/mcpsync`, `%LOCALAPPDATA%\\mcpsync\\Cache`).
+refused tarball) has no marker and is filled again from scratch.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mcpsync.cachedir import cache_dir
 from mcpsync.errors import EnvFailure
 
 if TYPE_CHECKING:
     from mcpsync.artifacts.model import StoreSettings
 
 MARKER = ".mcpsync-tree"
-
-
-def cache_dir(env: Mapping[str, str]) -> Path:
-    explicit = env.get("MCPSYNC_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    home = Path(env.get("HOME") or Path.home())
-    if sys.platform == "darwin":
-        return home / "Library" / "Caches" / "mcpsync"
-    if os.name == "nt":
-        return Path(env.get("LOCALAPPDATA") or home) / "mcpsync" / "Cache"
-    return Path(env.get("XDG_CACHE_HOME") or home / ".cache") / "mcpsync"
 
 
 def tree_path(env: Mapping[str, str], digest: str) -> Path:

@@ -143,7 +143,7 @@ def _filled(
 
 
 def _memo(root: Path, alias: str, lock_bytes: bytes, environ: Mapping[str, str]) -> Path:
-    from mcpsync.tree.cache import cache_dir
+    from mcpsync.cachedir import cache_dir
 
     key = hashlib.sha256(b"\0".join([lock_bytes, alias.encode(), os.fsencode(root)]))
     return cache_dir(environ) / "runs" / f"{key.hexdigest()}.json"

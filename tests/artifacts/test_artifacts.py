@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -425,7 +426,7 @@ def test_a_registry_that_challenged_once_gets_tokens_up_front(
         (alias, Wanted("oci", f"{store.host}/acme/{repo}", tag))
         for alias, repo, tag in (("a", "postgres-mcp", "3.1.0"), ("b", "b", "2"))
     ]
-    found = lookup_many(pairs, StoreSettings(tmp_path, {}, concurrency=1))
+    found = lookup_many(pairs, StoreSettings(tmp_path, own_cache(tmp_path), concurrency=1))
     assert found["b"].digest == "sha256:" + sha256(manifest_bytes("acme/b", "2"))
     assert [r.split("?")[0] for r in store.requests] == [
         "/v2/acme/postgres-mcp/manifests/3.1.0",  # 401: the challenge
@@ -448,7 +449,7 @@ def test_images_looked_up_at_once_on_one_registry_are_challenged_once(
     for repo in repos:
         store.images[repo] = {"1.0"}
     pairs = [(repo, Wanted("oci", f"{store.host}/{repo}", "1.0")) for repo in repos]
-    found = lookup_many(pairs, StoreSettings(tmp_path, {}, concurrency=12))
+    found = lookup_many(pairs, StoreSettings(tmp_path, own_cache(tmp_path), concurrency=12))
     for repo in repos:
         assert found[repo].digest == "sha256:" + sha256(manifest_bytes(repo, "1.0"))
     paths = [r.split("?")[0] for r in store.requests]
@@ -467,11 +468,141 @@ def test_a_registry_that_serves_images_anonymously_is_asked_once_without_a_token
     for repo in repos:
         store.images[repo] = {"2"}
     pairs = [(repo, Wanted("oci", f"{store.host}/{repo}", "2")) for repo in repos]
-    found = lookup_many(pairs, StoreSettings(tmp_path, {}, concurrency=6))
+    found = lookup_many(pairs, StoreSettings(tmp_path, own_cache(tmp_path), concurrency=6))
     assert {found[r].digest for r in repos} == {
         "sha256:" + sha256(manifest_bytes(r, "2")) for r in repos
     }
     assert sorted(store.requests) == sorted(f"/v2/{r}/manifests/2" for r in repos)
+
+
+def own_cache(tmp_path: Path) -> dict[str, str]:
+    """An environment whose mcpsync cache (the OCI challenges learnt) is this test's own."""
+    return {"MCPSYNC_CACHE_DIR": str(tmp_path / "cache")}
+
+
+def _lookup_oci(store: ArtifactStub, env: dict[str, str], root: Path, *repos: str) -> list[str]:
+    """Look the images up in one run (one session); the request paths it made, in order."""
+    from mcpsync.artifacts import StoreSettings, Wanted, lookup_many
+
+    store.reset_counts()
+    pairs = [(repo, Wanted("oci", f"{store.host}/{repo}", "1.0")) for repo in repos]
+    found = lookup_many(pairs, StoreSettings(root, env, concurrency=1))
+    for repo in repos:
+        assert found[repo].digest == "sha256:" + sha256(manifest_bytes(repo, "1.0"))
+    return [r.split("?")[0] for r in store.requests]
+
+
+def _memory(env: dict[str, str]) -> dict[str, Any]:
+    import json
+
+    path = Path(env["MCPSYNC_CACHE_DIR"]) / "oci-challenges.json"
+    return json.loads(path.read_text())["registries"]  # type: ignore[no-any-return]
+
+
+def test_a_later_run_asks_a_remembered_registry_for_its_token_straight_away(
+    tmp_path: Path, store: ArtifactStub
+) -> None:
+    """The challenge one lock learns is remembered in the cache: the next lock of the same
+    registry skips the 401 round trip (3 requests for the first image, then 2)."""
+    store.images.update({"acme/a": {"1.0"}, "acme/b": {"1.0"}})
+    env = own_cache(tmp_path)
+    first = _lookup_oci(store, env, tmp_path, "acme/a")
+    assert first == ["/v2/acme/a/manifests/1.0", "/token", "/v2/acme/a/manifests/1.0"]
+    remembered = _memory(env)[store.url]
+    assert remembered["challenge"].startswith(f'Bearer realm="{store.url}/token"')
+    assert abs(remembered["learnt"] - time.time()) < 60
+    assert _lookup_oci(store, env, tmp_path, "acme/b") == ["/token", "/v2/acme/b/manifests/1.0"]
+    # another cache (another machine, a cleaned one) learns it again
+    again = _lookup_oci(store, own_cache(tmp_path / "other"), tmp_path, "acme/b")
+    assert again == ["/v2/acme/b/manifests/1.0", "/token", "/v2/acme/b/manifests/1.0"]
+
+
+def test_a_remembered_challenge_that_no_longer_works_is_learnt_again(
+    tmp_path: Path, store: ArtifactStub
+) -> None:
+    """A remembered token service that now refuses (404: moved) costs that one request; the
+    registry's fresh challenge is then learnt, used and remembered in its place."""
+    import json
+
+    store.images["acme/a"] = {"1.0"}
+    env = own_cache(tmp_path)
+    moved = f'Bearer realm="{store.url}/old-token",service="stub-registry"'
+    memory = Path(env["MCPSYNC_CACHE_DIR"]) / "oci-challenges.json"
+    memory.parent.mkdir(parents=True)
+    entry = {"challenge": moved, "learnt": int(time.time()) - 60}
+    memory.write_text(json.dumps({"version": 1, "registries": {store.url: entry}}))
+    assert _lookup_oci(store, env, tmp_path, "acme/a") == [
+        "/old-token",  # refused
+        "/v2/acme/a/manifests/1.0",  # 401: the fresh challenge
+        "/token",
+        "/v2/acme/a/manifests/1.0",
+    ]
+    assert _memory(env)[store.url]["challenge"].startswith(f'Bearer realm="{store.url}/token"')
+    assert _lookup_oci(store, env, tmp_path, "acme/a") == ["/token", "/v2/acme/a/manifests/1.0"]
+
+
+def test_a_registry_remembered_as_anonymous_that_now_challenges_is_answered(
+    tmp_path: Path, store: ArtifactStub
+) -> None:
+    store.images["acme/a"] = {"1.0"}
+    store.anonymous = True
+    env = own_cache(tmp_path)
+    assert _lookup_oci(store, env, tmp_path, "acme/a") == ["/v2/acme/a/manifests/1.0"]
+    assert _memory(env)[store.url]["challenge"] is None
+    store.anonymous = False  # the registry now wants a token
+    assert _lookup_oci(store, env, tmp_path, "acme/a") == [
+        "/v2/acme/a/manifests/1.0",
+        "/token",
+        "/v2/acme/a/manifests/1.0",
+    ]
+    assert _memory(env)[store.url]["challenge"].startswith("Bearer realm=")
+
+
+@pytest.mark.parametrize(
+    "memory",
+    [
+        "not json at all {",
+        '{"version": 1, "registries": []}',
+        '{"version": 1, "registries": {"URL": {"challenge": "Basic realm=x", "learnt": NOW}}}',
+        '{"version": 1, "registries": {"URL": {"challenge": 7, "learnt": NOW}}}',
+        '{"version": 1, "registries": {"URL": {"challenge": "CHALLENGE", "learnt": "today"}}}',
+        '{"version": 1, "registries": {"URL": {"challenge": "CHALLENGE", "learnt": WEEK_AGO}}}',
+        '{"version": 1, "registries": {"URL": {"challenge": "CHALLENGE", "learnt": TOMORROW}}}',
+    ],
+    ids=["garbage", "list", "not-bearer", "not-text", "no-time", "a-week-old", "future"],
+)
+def test_a_memory_that_is_malformed_or_old_is_ignored_and_replaced(
+    tmp_path: Path, store: ArtifactStub, memory: str
+) -> None:
+    store.images["acme/a"] = {"1.0"}
+    env = own_cache(tmp_path)
+    now = int(time.time())
+    challenge = f'Bearer realm=\\"{store.url}/token\\",service=\\"stub-registry\\"'
+    text = (
+        memory.replace("URL", store.url)
+        .replace("CHALLENGE", challenge)
+        .replace("WEEK_AGO", str(now - 7 * 24 * 3600 - 5))
+        .replace("TOMORROW", str(now + 24 * 3600))
+        .replace("NOW", str(now))
+    )
+    path = Path(env["MCPSYNC_CACHE_DIR"]) / "oci-challenges.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    paths = _lookup_oci(store, env, tmp_path, "acme/a")
+    assert paths == ["/v2/acme/a/manifests/1.0", "/token", "/v2/acme/a/manifests/1.0"]
+    assert _memory(env)[store.url]["challenge"].startswith("Bearer realm=")
+
+
+def test_a_cache_that_cannot_be_written_costs_only_the_round_trip(
+    tmp_path: Path, store: ArtifactStub
+) -> None:
+    store.images["acme/a"] = {"1.0"}
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    env = {"MCPSYNC_CACHE_DIR": str(blocker / "cache")}
+    for _ in range(2):  # nothing remembered, nothing failed
+        paths = _lookup_oci(store, env, tmp_path, "acme/a")
+        assert paths == ["/v2/acme/a/manifests/1.0", "/token", "/v2/acme/a/manifests/1.0"]
 
 
 def test_a_bad_artifacts_variable_is_exit_2(tmp_path: Path) -> None:
