@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import timezone
 from http import HTTPStatus
 from typing import Any, Protocol, TypeVar
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 import urllib3
 from urllib3 import exceptions as _u3
@@ -115,6 +115,7 @@ class Fetcher:
         self._context = verify if isinstance(verify, ssl.SSLContext) else _trusted_context()
         self._proxies = _environment_proxies()
         self._managers: dict[str | None, urllib3.PoolManager] = {}
+        self._pools: dict[str, urllib3.HTTPConnectionPool] = {}  # origin -> its direct pool
         # Built once: urllib3 copies a Retry as it counts, and never changes a Timeout.
         self._timeout = urllib3.Timeout(connect=timeout, read=timeout)
         # urllib3 retries nothing itself (the loop below does, within its budget); it follows
@@ -130,6 +131,7 @@ class Fetcher:
             raise_on_status=False,
             respect_retry_after_header=False,
         )
+        self._later_hops = self._redirects.new(redirect=MAX_REDIRECTS - 1)
 
     @property
     def request_count(self) -> int:
@@ -138,7 +140,7 @@ class Fetcher:
 
     def close(self) -> None:
         with self._lock:
-            managers, self._managers = self._managers, {}
+            managers, self._managers, self._pools = self._managers, {}, {}
         for manager in managers.values():
             manager.clear()
 
@@ -239,14 +241,72 @@ class Fetcher:
         return Reply(status, response.headers, body, size)
 
     def _open(self, url: str, headers: dict[str, str]) -> urllib3.BaseHTTPResponse:
+        """The first hop straight on the origin's pool, as `PoolManager.request` would send it
+        but without re-parsing the URL and re-finding the pool each time (0.58 -> 0.50 ms of
+        CPU a request, bench/bench_http.py); a redirect is then followed by the manager. A
+        proxied URL, or one with user info or characters to escape, goes by the manager."""
+        origin, target = _origin_and_target(url)
+        if origin is None or _proxy_for(url, self._proxies) is not None:
+            return self._via_manager(url, headers, self._redirects)
+        response = self._pool(origin, url).urlopen(
+            "GET",
+            target,
+            headers=headers,
+            preload_content=False,
+            release_conn=False,
+            timeout=self._timeout,
+            retries=self._redirects,
+            redirect=False,
+            assert_same_host=False,
+        )
+        location = response.get_redirect_location()
+        if not location:
+            return response
+        response.drain_conn()
+        response.release_conn()
+        following = urljoin(url, location)
+        if _origin_and_target(following)[0] != origin:  # as urllib3 does on a later hop
+            headers = {k: v for k, v in headers.items() if k.lower() not in _CROSS_ORIGIN_DROP}
+        return self._via_manager(following, headers, self._later_hops)
+
+    def _via_manager(
+        self, url: str, headers: dict[str, str], retries: urllib3.Retry
+    ) -> urllib3.BaseHTTPResponse:
         return self._manager(url).request(
             "GET",
             url,
             headers=headers,
             preload_content=False,
             timeout=self._timeout,
-            retries=self._redirects,
+            retries=retries,
         )
+
+    def _pool(self, origin: str, url: str) -> urllib3.HTTPConnectionPool:
+        with self._lock:
+            found = self._pools.get(origin)
+        if found is None:
+            found = self._manager(url).connection_from_url(url)
+            with self._lock:
+                found = self._pools.setdefault(origin, found)
+        return found
+
+
+_CROSS_ORIGIN_DROP = frozenset(h.lower() for h in urllib3.Retry.DEFAULT_REMOVE_HEADERS_ON_REDIRECT)
+# What urllib3 sends unchanged (no user info, no character it would escape, no dot segment it
+# would remove): anything else takes the manager's way, so both send the same bytes.
+_PLAIN_URL = re.compile(
+    r"(https?://[A-Za-z0-9.:\[\]-]+)((?:[/?](?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-F]{2})*)?)\Z"
+)
+
+
+def _origin_and_target(url: str) -> tuple[str | None, str]:
+    """("scheme://host[:port]", "/path?query") of a plain http(s) URL; (None, "") for one
+    with user info or anything urllib3 would escape first."""
+    found = _PLAIN_URL.match(url)
+    if found is None or "/." in found.group(2):
+        return None, ""
+    target = found.group(2)
+    return found.group(1).lower(), target if target.startswith("/") else "/" + target
 
 
 class _TooSlow(Exception):

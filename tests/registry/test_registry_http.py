@@ -456,6 +456,47 @@ def test_a_redirect_loop_is_one_error_not_retried() -> None:
         assert stub.request_count == 21  # the request and 20 redirects, once
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8080/v0.1/servers/io.github.acme%2Fweather/versions",
+        "https://registry.npmjs.org/@acme%2Fweather/1.2.0",
+        "https://Index.Example.COM/simple/acme-notes/",
+        "http://h?cursor=abc&limit=100",
+        "http://[::1]:5000/v2/acme/img/manifests/1.0",
+        "https://auth.docker.io/token?service=registry.docker.io&scope=repository:a/b:pull",
+        # what takes the manager's way: urllib3 rewrites these before sending
+        "https://registry.npmjs.org/@acme%2fweather/1.2.0",  # it upper-cases %2f
+        "http://h/a/../b",  # it removes dot segments
+        "http://h/a b",  # it escapes the space
+        "http://h/{x}|y",
+        "http://h/x%zz",
+        "http://user:pw@h/x",
+        "http://h/x#part",
+        "http://hôst/x",
+    ],
+)
+def test_the_first_hop_sends_what_urllib3_would(url: str) -> None:
+    """The fast first hop (straight on the origin's pool) is taken only for a URL urllib3
+    would send unchanged; it then sends that very origin and request target."""
+    from urllib3.util import parse_url
+
+    from mcpsync.httpfetch import _origin_and_target
+
+    origin, target = _origin_and_target(url)
+    parsed = parse_url(url)
+    scheme, _, rest = url.partition("://")
+    netloc, slash, path = rest.partition("/")
+    as_written = (slash + path) if "?" not in netloc else "/?" + netloc.partition("?")[2]
+    if origin is None:  # urllib3 would change it, or it carries what the manager must handle
+        changed = parsed.request_uri != as_written.partition("#")[0] or not netloc.isascii()
+        assert changed or parsed.auth or parsed.fragment, url
+        return
+    assert target == parsed.request_uri == as_written
+    host = netloc.partition("?")[0]
+    assert origin == f"{parsed.scheme}://{parsed.netloc}" == f"{scheme}://{host}".lower()
+
+
 def test_importing_the_registry_package_does_not_import_urllib3() -> None:
     code = (
         "import sys, mcpsync.registry; sys.exit('urllib3' in sys.modules or 'httpx' in sys.modules)"
