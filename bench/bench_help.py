@@ -18,7 +18,7 @@ from pathlib import Path
 
 TARGET_RATIO = 2.0  # --help answered from its cache (mcpsync/cli/help_cache.py)
 # Modules `--help` must not import: each costs tens of milliseconds at start-up.
-MUST_NOT = ("urllib3", "httpx", "httpcore", "yaml", "tomlkit", "mcp")
+MUST_NOT = ("urllib3", "httpx", "httpcore", "yaml", "tomlkit", "mcp", "msgspec")
 ALSO_WATCHED = ("anyio", "trio", "pydantic", "rich", "packaging", "h11", "certifi", "ssl")
 
 

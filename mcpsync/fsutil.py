@@ -9,9 +9,10 @@ import re
 import stat
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
+
+from msgspec import Struct
 
 from mcpsync.errors import EnvFailure
 
@@ -174,8 +175,7 @@ def _why_not(folder: Path) -> str:
     return "Permission denied"
 
 
-@dataclass(frozen=True)
-class Write:
+class Write(Struct, frozen=True):
     """One file of an all-or-nothing write: its text before (None: absent) and after."""
 
     path: Path

@@ -23,13 +23,13 @@ import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import timezone
 from http import HTTPStatus
 from typing import Any, Protocol, TypeVar
 from urllib.parse import unquote, urljoin, urlsplit
 
 import urllib3
+from msgspec import Struct
 from urllib3 import exceptions as _u3
 
 from mcpsync import __version__, waiting
@@ -65,8 +65,7 @@ class Credentials(Protocol):
     def header_for(self, url: str) -> str | None: ...
 
 
-@dataclass(frozen=True)
-class Reply:
+class Reply(Struct, frozen=True):
     status: int
     headers: Headers
     body: bytes  # empty when the body went to a sink

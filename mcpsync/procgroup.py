@@ -28,9 +28,10 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+
+from msgspec import Struct
 
 MARK = "MCPSYNC_PROCESS_GROUP"
 TERM_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
@@ -42,8 +43,7 @@ _live: dict[int, str] = {}  # leader pid -> mark value, for stop_all()
 _live_lock = threading.Lock()
 
 
-@dataclass(frozen=True)
-class Group:
+class Group(Struct, frozen=True):
     """A started group: its leader's pid (= its session and process group id) and its mark."""
 
     leader: int
@@ -184,8 +184,7 @@ def started(
         process.wait()
 
 
-@dataclass(frozen=True)
-class Finished:
+class Finished(Struct, frozen=True):
     """What `run` saw: the exit code (None: still running at the timeout, then stopped)."""
 
     returncode: int | None

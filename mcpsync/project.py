@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from msgspec import Struct
 
 from mcpsync.errors import InputError
 from mcpsync.project_root import MANIFEST as MANIFEST
@@ -25,8 +26,7 @@ LOCKFILE = "mcp.lock"
 REGISTRY_CONCURRENCY = 128
 
 
-@dataclass
-class Project:
+class Project(Struct):
     root: Path
     manifest: Manifest
     registry_url: str  # where lookups go: --registry, else mcp.toml's, else the official one

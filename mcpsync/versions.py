@@ -16,11 +16,12 @@ post-release and compares ``alpha.104`` against ``alpha.99`` wrongly for semver.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 
+from msgspec import Struct
 from packaging.version import InvalidVersion, Version
 
 from mcpsync.errors import InvalidConstraint
@@ -52,8 +53,7 @@ _FLOOR, _PRE, _FINAL, _POST, _CEILING = -2, -1, 0, 1, 2
 _PreKey = tuple[tuple[int, int, str], ...]
 
 
-@dataclass(frozen=True)
-class _Point:
+class _Point(Struct, frozen=True):
     """A version placed on the constraint line (see _cmp)."""
 
     epoch: int
@@ -62,8 +62,7 @@ class _Point:
     tail: _PreKey | Version | None = None  # orders equal (release, phase); None when final
 
 
-@dataclass(frozen=True)
-class _Parsed:
+class _Parsed(Struct, frozen=True):
     point: _Point
     key: tuple[object, ...]  # the registry order, see version_key
     semver: bool
@@ -196,8 +195,7 @@ def _release_point(release: tuple[int, ...], phase: int = _FINAL) -> _Point:
     return _Point(0, release, phase)
 
 
-@dataclass(frozen=True)
-class _Clause:
+class _Clause(Struct, frozen=True):
     """One condition. op: < <= > >= == != (point), prefix / !prefix (release), === (text)."""
 
     op: str
@@ -253,8 +251,7 @@ def _fail(text: object, reason: str) -> InvalidConstraint:
     return InvalidConstraint(text, reason, _ACCEPTED)
 
 
-@dataclass(frozen=True)
-class _Parts:
+class _Parts(Struct, frozen=True):
     """What a constraint text parses to."""
 
     clauses: tuple[_Clause, ...] = ()
@@ -411,18 +408,19 @@ def _exact_text(terms: list[str]) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class Constraint:
+class Constraint(Struct, frozen=True, dict=True):
     """A parsed version constraint from mcp.toml. Equal when the texts are equal."""
 
     text: str
-    _parts: _Parts = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.text, str):
             raise _fail(self.text, "it must be a string")
-        # Frozen: set the parse result once, here, so Constraint(text) is always valid.
-        object.__setattr__(self, "_parts", _parse_text(self.text))
+        _ = self._parts  # parsed here, once, so Constraint(text) is always valid
+
+    @functools.cached_property
+    def _parts(self) -> _Parts:
+        return _parse_text(self.text)
 
     @classmethod
     def parse(cls, text: str) -> Constraint:

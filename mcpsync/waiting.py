@@ -12,8 +12,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from types import TracebackType
+from typing import NamedTuple
 
 AFTER = 2.0  # seconds without an answer before the CLI says what it waits for
 
@@ -24,8 +24,10 @@ _budget: dict[str, float] = {}  # host -> the longest one request (with its retr
 _watches: list[Watch] = []  # the Watches entered and not yet left: each starts on a request
 
 
-@dataclass(frozen=True)
-class Silence:
+class Silence(NamedTuple):
+    """A NamedTuple, not a Struct: every command imports this module, and need not import
+    msgspec for it."""
+
     host: str
     seconds: float  # without an answer so far
     budget: float  # the most a request to it takes before it fails

@@ -177,7 +177,7 @@ def check_many(entries: Sequence[Pinned], settings: StoreSettings) -> list[Drift
     """Look every entry's artifact up again and say where the store no longer agrees with the
     lock. Entries with no record, or of a kind without a store, are skipped. A store that fails
     raises (EnvFailure exit 3, InputError exit 2, UnsafeData for a bundle that changed)."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     # No fileSha256 to refuse against: a bundle that changed is a drift to report here.
     pairs = [

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec import Struct, field
 
 from mcpsync.launch import Launch
 
@@ -32,8 +33,7 @@ _SHA256 = re.compile(r"^sha256:[a-f0-9]{64}$")
 STORE_FLAGS = {"npm": ("-y", "--registry"), "pypi": ("--index-url",)}
 
 
-@dataclass(frozen=True)
-class Artifact:
+class Artifact(Struct, frozen=True):
     """One server's artifact record in mcp.lock ([server.artifact]).
 
     npm: `digest` is the SRI integrity ("sha512-…"); pypi: `files` maps each file of the exact
@@ -46,8 +46,7 @@ class Artifact:
     files: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Wanted:
+class Wanted(Struct, frozen=True):
     """What to look up for one launch."""
 
     kind: str  # npm | pypi | oci | mcpb
@@ -57,8 +56,7 @@ class Wanted:
     file_sha256: str | None = None  # mcpb: what the publisher declares
 
 
-@dataclass(frozen=True)
-class Drift:
+class Drift(Struct, frozen=True):
     """An artifact that no longer matches the lock (for `mcpsync verify`)."""
 
     alias: str
@@ -67,8 +65,7 @@ class Drift:
     found: str | None = None
 
 
-@dataclass(frozen=True)
-class StoreSettings:
+class StoreSettings(Struct, frozen=True):
     """Where the stores' configuration comes from: the project (its .npmrc), the environment
     (npm_config_*, UV_*/PIP_INDEX_URL, HOME) and the per-request timeout."""
 

@@ -15,10 +15,12 @@ import base64
 import re
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote, urlsplit
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from mcpsync.artifacts.model import Artifact, StoreSettings, Wanted
 from mcpsync.artifacts.session import Session, json_of, not_in_store, public, refused
@@ -31,8 +33,7 @@ _CONFIG_KEY = "npm-config"
 _config_lock = threading.Lock()
 
 
-@dataclass(frozen=True)
-class NpmConfig:
+class NpmConfig(Struct, frozen=True):
     registry: str | None = None
     scopes: Mapping[str, str] = field(default_factory=dict)  # "@scope" -> registry URL
     tokens: Mapping[str, str] = field(default_factory=dict)  # "//host/path/" -> token

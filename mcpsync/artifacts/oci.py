@@ -21,9 +21,10 @@ import hashlib
 import re
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlencode, urlsplit
+
+from msgspec import Struct
 
 from mcpsync.artifacts.model import Artifact, Wanted
 from mcpsync.artifacts.session import Session, json_of, not_in_store, refused
@@ -42,8 +43,7 @@ _LOCAL = ("localhost", "127.0.0.1", "::1", "[::1]")
 _PARAM = re.compile(r'(\w+)="([^"]*)"')
 
 
-@dataclass(frozen=True)
-class ImageRef:
+class ImageRef(Struct, frozen=True):
     host: str  # as written in the identifier ("docker.io" when none)
     repository: str
     tag: str | None

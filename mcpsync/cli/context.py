@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
 
-@dataclass
 class Context:
-    start: Path  # where the run started: -C DIR, else the current directory
-    registry_override: str | None = None
-    timeout: float = 5.0
+    """A plain class, not a Struct: `--help` and `--version` build one, and need not import
+    msgspec (7 ms) for it."""
+
+    def __init__(
+        self, start: Path, registry_override: str | None = None, timeout: float = 5.0
+    ) -> None:
+        self.start = start  # where the run started: -C DIR, else the current directory
+        self.registry_override = registry_override
+        self.timeout = timeout
 
     @cached_property
     def root(self) -> Path:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from msgspec import Struct
 
 from mcpsync.cli.complete import aliases
 from mcpsync.cli.context import Context
@@ -261,8 +261,7 @@ def remove(ctx: Context, alias: str, as_json: bool) -> int:
     )
 
 
-@dataclass(frozen=True)
-class _Added:
+class _Added(Struct, frozen=True):
     """What `add` asks of the lock it runs: save a constraint on the pin, warn on targets."""
 
     alias: str
@@ -322,7 +321,7 @@ def _save_constraint(
 ) -> tuple[Lock, str]:
     """A new server added without a constraint gets one on its pin (versions.saved_constraint),
     in mcp.toml and in the lock entry's inputs alike, so the lock stays fresh."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from mcpsync.lock.lockfile import Lock
     from mcpsync.manifest import parse as manifest

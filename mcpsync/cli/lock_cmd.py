@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import click
+from msgspec import Struct
 
 from mcpsync.cli.complete import aliases
 from mcpsync.cli.context import Context
@@ -175,8 +175,7 @@ def _write_trees(proj: Project, trees: TreeStep) -> None:
             atomic_write(path, data.decode("utf-8"))
 
 
-@dataclass(frozen=True)
-class _Summary:
+class _Summary(Struct, frozen=True):
     """The report's lines besides changes and warnings."""
 
     counts: str  # "Resolved 1 server, kept 2 pins in 40ms"
@@ -202,8 +201,7 @@ def _without_digest(old: Lock | None, new: Lock) -> list[str]:
     return lines
 
 
-@dataclass(frozen=True)
-class _Counts:
+class _Counts(Struct, frozen=True):
     """The summary line's numbers: registry servers resolved (a version chosen), pins kept
     (the locked version stays, whether or not the registry was asked again), custom servers."""
 
@@ -231,8 +229,7 @@ class _Counts:
         return ", ".join(parts) + f" in {seconds * 1000:.0f}ms"
 
 
-@dataclass(frozen=True)
-class _Old:
+class _Old(Struct, frozen=True):
     """The lock on disk, as `lock` plans from it."""
 
     triage: Triage  # pins to plan from, with entries edited by hand rendered again or refetched

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from msgspec import Struct
 
 from mcpsync.cli.complete import target_kinds
 from mcpsync.cli.context import Context
@@ -27,8 +27,7 @@ if TYPE_CHECKING:
     from mcpsync.sync.targets.base import FileChange
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(Struct, frozen=True):
     """What this run plans: the selected targets (None: all) and whether to adopt."""
 
     only: list[TargetSpec] | None

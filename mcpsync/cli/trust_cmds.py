@@ -7,11 +7,11 @@ imported by mcpsync.trust.probe when they run.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from msgspec.structs import replace
 
 from mcpsync.cli.context import Context
 from mcpsync.cli.meta import category, examples

@@ -12,11 +12,12 @@ json5kit parse JSON5 (a different, looser syntax) and offer no layout-aware inse
 from __future__ import annotations
 
 import collections
-import dataclasses
 import json
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
+from msgspec import Struct
 
 from mcpsync.edit.jsonscan import (
     BOM,
@@ -35,8 +36,7 @@ from mcpsync.jsontypes import json_type
 __all__ = ["JsonEditError", "load", "update_array", "update_object"]
 
 
-@dataclass
-class _Layout:
+class _Layout(Struct):
     inline: bool  # new members go on the object's single line
     obj_indent: str
     member_indent: str
@@ -354,7 +354,7 @@ def _array_layout(doc: Doc, arr: Container, parent: _Layout) -> _Layout:
     if len(arr.members) > 1 and first is not None and first.comma is not None:
         gap = doc.text[first.comma + 1 : arr.members[1].start]
         item_sep = gap if not gap.strip(" \t") else item_sep
-    return dataclasses.replace(layout, colon=colon, item_sep=item_sep)
+    return msgspec.structs.replace(layout, colon=colon, item_sep=item_sep)
 
 
 def _array_ops(

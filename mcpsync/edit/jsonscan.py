@@ -11,8 +11,9 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from mcpsync.errors import InputError
 
@@ -47,8 +48,7 @@ def _reject_constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
-@dataclass
-class Doc:
+class Doc(Struct):
     text: str  # without BOM
     masked: str  # same length as text; comments and trailing commas blanked
     comments: list[int]  # start offsets of comments, sorted
@@ -75,8 +75,7 @@ class Doc:
         return bisect.bisect_left(self.comments, start) < bisect.bisect_left(self.comments, end)
 
 
-@dataclass
-class Member:
+class Member(Struct):
     """An object member, or an array item (no key: `start` == `key_end` == `vstart`)."""
 
     key: str
@@ -88,8 +87,7 @@ class Member:
     value: Any
 
 
-@dataclass
-class Container:
+class Container(Struct):
     """An object, or an array scanned like an object whose members have no keys."""
 
     start: int  # "{" or "["

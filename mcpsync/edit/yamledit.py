@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import yaml
+from msgspec import Struct
 
 from mcpsync.edit.yamlflow import plan_flow
 from mcpsync.edit.yamlload import STR_TAG, Doc, YamlEditError, describe, load, parse, split_bom
@@ -49,8 +49,7 @@ _DOCUMENT_END = re.compile(r"^\.\.\.(?=[ \t\r\n]|$)", re.MULTILINE)
 STAY = -1  # Comments.to: the comment lines stay where they are
 
 
-@dataclass(frozen=True)
-class Comments:
+class Comments(Struct, frozen=True):
     """What happens to the comment lines directly above a removed item (no blank line
     between): `to(item)` gives the index of the new item they go above (the same entry,
     written again), STAY (they stay in place), or None: they go with the item, and are
@@ -107,8 +106,7 @@ def replace_list_items(
 # --------------------------------------------------------------------------- the target key
 
 
-@dataclass(frozen=True)
-class _Target:
+class _Target(Struct, frozen=True):
     key: str
     key_node: yaml.Node | None  # None: the key is absent
     value: yaml.Node | None
@@ -160,14 +158,12 @@ def _is_key(node: yaml.Node, key: str) -> bool:
 # --------------------------------------------------------------------------- planning
 
 
-@dataclass(frozen=True)
-class _Plan:
+class _Plan(Struct, frozen=True):
     edits: list[Edit]
     block: NewBlock | None = None  # new block items, inside one of the edits
 
 
-@dataclass(frozen=True)
-class _Carry:
+class _Carry(Struct, frozen=True):
     current: list[Any]  # the list's items as loaded
     comments: Comments | None
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import yaml
+from msgspec import Struct
 
 from mcpsync.edit.yamlload import Doc, YamlEditError
 from mcpsync.edit.yamlrender import New
@@ -24,8 +24,7 @@ from mcpsync.edit.yamlspans import Edit, column_of, line_start
 _SEP_CLEAN = re.compile(r"[ \t]*,(?:[ \t]*|\r?\n[ \t]*)")
 
 
-@dataclass(frozen=True)
-class _FlowList:
+class _FlowList(Struct, frozen=True):
     open: int  # index just after `[`
     close: int  # index of `]`
     starts: list[int]
@@ -68,8 +67,7 @@ class _NewLayout(NamedTuple):
 _Part = str | Callable[[_NewLayout], str]  # text, or text that depends on the new layout
 
 
-@dataclass(frozen=True)
-class _FlowJoin:
+class _FlowJoin(Struct, frozen=True):
     """The new text between `[` and `]`: kept items, new items and the gaps between them.
 
     A second run, which removes the new items and writes them again, gives the same text:

@@ -11,10 +11,10 @@ safe loader would build. Every error is a YamlEditError naming the file.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import Any
 
 import yaml
+from msgspec import Struct
 
 from mcpsync.errors import InputError
 
@@ -42,8 +42,7 @@ def load(text: str, *, path: str) -> Any:
     return parse(split_bom(text)[1], path).data
 
 
-@dataclass(frozen=True)
-class Doc:
+class Doc(Struct, frozen=True):
     body: str
     eol: str
     root: yaml.MappingNode | None  # None: empty or comments-only document

@@ -12,8 +12,9 @@ import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from mcpsync.edit.yamlload import STR_TAG, plain_tag
 from mcpsync.edit.yamlspans import BlockLayout, Edit
@@ -30,8 +31,7 @@ _UNSAFE_IN_QUOTES = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\
 _NEEDS_ESCAPES = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
 
 
-@dataclass(frozen=True)
-class New:
+class New(Struct, frozen=True):
     """The new items, as given and as they must read back; ``key`` (their repr, the identity
     the verification compares by) keys the caches of their renderings: a sync writes the
     same items into every file of a target."""
@@ -54,8 +54,7 @@ class New:
         return list(rendered)
 
 
-@dataclass(frozen=True)
-class NewBlock:
+class NewBlock(Struct, frozen=True):
     """New items rendered as block entries, and where the key of their list sits."""
 
     text: str

@@ -11,9 +11,9 @@ BlockLayout (dash column and offset) the list's own items show.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import yaml
+from msgspec import Struct
 
 from mcpsync.edit.yamlload import YamlEditError
 
@@ -51,16 +51,14 @@ def after_properties(body: str, node: yaml.Node) -> int:
     return end
 
 
-@dataclass(frozen=True)
-class BlockLayout:
+class BlockLayout(Struct, frozen=True):
     """Where block entries go: the column of their dash and the offset to their keys."""
 
     dash_col: int  # column of `-`
     offset: int  # from `-` to the item's keys
 
 
-@dataclass(frozen=True)
-class BlockList:
+class BlockList(Struct, frozen=True):
     """Line geometry of a block list, computed only for the items an edit touches."""
 
     body: str

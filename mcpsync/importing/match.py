@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from mcpsync.errors import InputError
 from mcpsync.importing.read import Entry
@@ -42,8 +43,7 @@ _AFFIXES = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class PackageRef:
+class PackageRef(Struct, frozen=True):
     """The package a stdio launch runs."""
 
     registry_type: str  # npm | pypi | oci | nuget
@@ -53,8 +53,7 @@ class PackageRef:
     rest: tuple[str, ...]  # arguments after it (the server's own)
 
 
-@dataclass
-class Match:
+class Match(Struct):
     """A registry server that reproduces an entry: the mcp.toml table and how it was found."""
 
     name: str

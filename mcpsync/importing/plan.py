@@ -8,9 +8,10 @@ Plain values in and out; the imported files themselves are never written.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from mcpsync.errors import InputError
 from mcpsync.importing.read import KINDS, Entry, detect_kind, read_entries
@@ -18,8 +19,7 @@ from mcpsync.lock.lockfile import LockedServer
 from mcpsync.registry.base import Registry
 
 
-@dataclass
-class Source:
+class Source(Struct):
     """One file to import."""
 
     path: Path  # absolute
@@ -28,8 +28,7 @@ class Source:
     entries: list[Entry]
 
 
-@dataclass
-class Imported:
+class Imported(Struct):
     alias: str
     table: dict[str, Any]  # the [servers.ALIAS] table
     entries: list[Entry]  # the file entries it came from (several files may agree)
@@ -38,8 +37,7 @@ class Imported:
     new: bool = True  # False: mcp.toml already held exactly this table
 
 
-@dataclass
-class ImportPlan:
+class ImportPlan(Struct):
     text: str  # mcp.toml's new text
     servers: list[Imported]
     targets: list[dict[str, Any]] = field(default_factory=list)  # [[targets]] added

@@ -12,9 +12,10 @@ never copied into mcp.toml; a reference is written and its name listed for the u
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from mcpsync.errors import InputError
 from mcpsync.launch.secrets import Values
@@ -33,8 +34,7 @@ _TRANSPORT = {
 }
 
 
-@dataclass
-class Entry:
+class Entry(Struct):
     """One server of an imported file, in mcp.toml's terms (values safe to write down)."""
 
     source: str  # the file, as the user named it

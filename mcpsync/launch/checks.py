@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
+
+from msgspec import Struct
 
 from mcpsync.errors import InputError, UnsafeData
 from mcpsync.launch.model import TRANSPORTS, LaunchOptions
@@ -43,8 +44,7 @@ _LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 # Context: who we are rendering, for every message
 
 
-@dataclass(frozen=True)
-class Ctx:
+class Ctx(Struct, frozen=True):
     opts: LaunchOptions
     name: str
 

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 # A package version that names no version (server.json packages that say "latest"); lock pins
 # the store's current version in its place (resolve.py), or refuses.
 LATEST = "latest"
 
 
-@dataclass(frozen=True)
-class LaunchOptions:
+class LaunchOptions(Struct, frozen=True):
     """What mcp.toml says about how to launch one server."""
 
     alias: str
@@ -23,8 +23,7 @@ class LaunchOptions:
     variables: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Launch:
+class Launch(Struct, frozen=True):
     """How to start or reach a server. Values of the form ${NAME} are references, not values."""
 
     transport: str  # stdio | streamable-http | sse

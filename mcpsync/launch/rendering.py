@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from mcpsync.errors import InputError
 from mcpsync.launch.checks import (
@@ -227,8 +228,7 @@ def _reference_secrets(env: Mapping[str, str], header_values: Iterable[str]) -> 
 # Packages
 
 
-@dataclass(frozen=True)
-class _Rendered:
+class _Rendered(Struct, frozen=True):
     """A package's pieces once every input is resolved."""
 
     identifier: str

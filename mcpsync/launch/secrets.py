@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import parse_qsl, urlsplit
+
+from msgspec import Struct, field
 
 from mcpsync.errors import InputError
 from mcpsync.launch.checks import REFERENCE, env_name
@@ -61,8 +62,7 @@ class Noted(Protocol):
     def where(self) -> str: ...
 
 
-@dataclass
-class _Scratch:
+class _Scratch(Struct):
     """A Noted for the values of one mcp.toml server (literal_secrets)."""
 
     source: str
@@ -84,8 +84,7 @@ def secret_value(value: str) -> bool:
     return bool(_SECRET_VALUE.match(value))
 
 
-@dataclass(frozen=True)
-class LiteralSecret:
+class LiteralSecret(Struct, frozen=True):
     """A value in mcp.toml that the import rule would not have written down (names only)."""
 
     key: str  # env | headers | variables | args | url
@@ -133,8 +132,7 @@ def literal_secrets(
     return found
 
 
-@dataclass
-class Values:
+class Values(Struct):
     """Turns one entry's values into mcp.toml values, recording what the user must export."""
 
     entry: Noted

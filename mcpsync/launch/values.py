@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from mcpsync.launch.checks import (
     REFERENCE,
@@ -355,8 +356,7 @@ def _secret_template(ctx: Ctx, spec: Mapping[str, Any], template: str | None, na
 # mcp.toml keys nothing reads
 
 
-@dataclass(frozen=True)
-class UnusedInput:
+class UnusedInput(Struct, frozen=True):
     """An `env` or `variables` key of mcp.toml that the chosen package or remote never reads."""
 
     field: str  # env | variables

@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from mcpsync.artifacts.model import Artifact, oci_image_digest
 from mcpsync.errors import InputError, McpsyncError
@@ -113,8 +115,7 @@ def custom_entry(spec: ServerSpec) -> LockedServer:
 # ---------------------------------------------------------------- checking
 
 
-@dataclass(frozen=True)
-class Tamper:
+class Tamper(Struct, frozen=True):
     """One field of one entry that is not what its recorded inputs and server.json give."""
 
     alias: str
@@ -276,8 +277,7 @@ def _show(value: Any) -> str:
 # ---------------------------------------------------------------- telling the user
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(Struct, frozen=True):
     """What `lock --check` and `sync` say about a tampered lock."""
 
     lines: tuple[str, ...]  # one per tampered field, or the one line for a pre-evidence lock
@@ -318,8 +318,7 @@ def refuse_tampered(
 # ---------------------------------------------------------------- repairing (mcpsync lock)
 
 
-@dataclass(frozen=True)
-class Triage:
+class Triage(Struct, frozen=True):
     """A lock as `mcpsync lock` may plan from it."""
 
     lock: Lock  # intact entries, and tampered ones rendered again from their own server.json

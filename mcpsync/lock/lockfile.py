@@ -23,9 +23,11 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from mcpsync.artifacts.model import BACKFILL, SOURCES, Artifact, wanted
 from mcpsync.conflicts import conflict_hunks, conflict_lines
@@ -56,8 +58,7 @@ LAUNCH_KEYS = (
 )
 
 
-@dataclass(frozen=True)
-class LockedServer:
+class LockedServer(Struct, frozen=True):
     alias: str
     launch: Launch
     inputs: Mapping[str, Any] = field(default_factory=dict)
@@ -102,8 +103,7 @@ class LockedServer:
         ) and self.launch.package_version not in (None, "latest")
 
 
-@dataclass(frozen=True)
-class Lock:
+class Lock(Struct, frozen=True, dict=True):
     servers: tuple[LockedServer, ...] = ()
 
     def get(self, alias: str) -> LockedServer | None:

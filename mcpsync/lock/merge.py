@@ -16,8 +16,9 @@ pin and is rendered again) and writes a clean lock.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from mcpsync.conflicts import CONFLICT_MARKER
 from mcpsync.errors import InputError
@@ -50,8 +51,7 @@ def sides(text: str) -> tuple[str, str]:
     return "".join(ours), "".join(theirs)
 
 
-@dataclass(frozen=True)
-class Merged:
+class Merged(Struct, frozen=True):
     triage: Triage  # the kept pins, as `mcpsync lock` plans from them
     parsed: int  # how many sides parsed (0, 1 or 2)
 

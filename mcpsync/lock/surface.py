@@ -12,14 +12,14 @@ import base64
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 COVERAGE = ("name", "description", "inputSchema")
 
 
-@dataclass(frozen=True)
-class Tool:
+class Tool(Struct, frozen=True):
     """One tools/list entry, reduced to what is pinned. None: the server sent no such field."""
 
     name: str
@@ -36,8 +36,7 @@ class Tool:
         return out
 
 
-@dataclass(frozen=True)
-class Surface:
+class Surface(Struct, frozen=True):
     """What mcp.lock records: the hash, the tool count, and the tools themselves (so a drift
     can be shown as a diff and a reviewer sees a changed description in the lock's diff)."""
 
@@ -107,8 +106,7 @@ def from_listing(raw_tools: Sequence[Mapping[str, Any]]) -> Surface:
 # ---------------------------------------------------------------- drift
 
 
-@dataclass(frozen=True)
-class ToolDrift:
+class ToolDrift(Struct, frozen=True):
     """One tool that differs: `added`, `removed`, `description` or `schema` changed."""
 
     tool: str

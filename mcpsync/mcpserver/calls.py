@@ -12,9 +12,10 @@ import json
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from mcpsync.jsontypes import json_type
 
@@ -54,8 +55,7 @@ class Rejected(ValueError):
         self.command = command
 
 
-@dataclass(frozen=True)
-class Call:
+class Call(Struct, frozen=True):
     """A checked command, ready for `mcpsync.cli.main.run`."""
 
     command: Mapping[str, Any]  # the machine-help entry

@@ -12,8 +12,9 @@ import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, redirect_stderr, redirect_stdout, suppress
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from mcpsync.mcpserver.calls import Call
 
@@ -28,8 +29,7 @@ EXIT_MEANINGS = {
 _ONE_AT_A_TIME = threading.Lock()
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(Struct, frozen=True):
     exit_code: int
     stdout: str
     stderr: str

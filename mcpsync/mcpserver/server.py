@@ -11,7 +11,6 @@ import json
 import socket
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ import click
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.transport_security import TransportSecuritySettings
+from msgspec import Struct
 
 from mcpsync import __version__
 from mcpsync.cli.machine_help import build_machine_help
@@ -41,8 +41,7 @@ from mcpsync.mcpserver.tools import ToolSpec, command_help_text, help_data, tool
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]", "::1")
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(Struct, frozen=True):
     root: Path  # the project directory (where mcp.toml lives); every call runs there
     read_only: bool = False
     registry: str | None = None  # the server's --registry, passed to every call

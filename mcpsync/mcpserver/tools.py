@@ -9,8 +9,9 @@ from __future__ import annotations
 import copy
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from mcpsync.cli.machine_help import select_commands
 from mcpsync.mcpserver.calls import (
@@ -30,8 +31,7 @@ from mcpsync.mcpserver.calls import (
 MAX_EXAMPLES = 6
 
 
-@dataclass(frozen=True)
-class ToolSpec:
+class ToolSpec(Struct, frozen=True):
     name: str
     title: str
     description: str

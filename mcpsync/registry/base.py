@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from msgspec import Struct, field
 
 from mcpsync.errors import NotFound
 from mcpsync.jsontypes import json_type
@@ -13,15 +14,23 @@ OFFICIAL_META = "io.modelcontextprotocol.registry/official"
 DEFAULT_REGISTRY = "https://registry.modelcontextprotocol.io"
 
 
-@dataclass(frozen=True)
-class ServerEntry:
+class ServerEntry(Struct, frozen=True):
     """One version of one server, as a registry returns it (server.json plus official meta)."""
 
     server: dict[str, Any]
     status: str = "active"  # active | deprecated | deleted
     is_latest: bool = False
     published_at: str | None = None
-    meta: dict[str, Any] = field(default_factory=dict, compare=False)
+    meta: dict[str, Any] = field(default_factory=dict)  # not compared: see __eq__
+
+    def __eq__(self, other: object) -> bool:
+        """Equal when all but `meta` (the registry's own bookkeeping) are."""
+        if type(other) is not ServerEntry:
+            return NotImplemented
+        mine = (self.server, self.status, self.is_latest, self.published_at)
+        return mine == (other.server, other.status, other.is_latest, other.published_at)
+
+    __hash__ = None  # type: ignore[assignment]  # it holds dicts
 
     @property
     def name(self) -> str:

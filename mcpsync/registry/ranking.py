@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from mcpsync.registry.base import Registry, ServerEntry
 
@@ -69,8 +70,7 @@ def _equal_segments(entry: ServerEntry, needle: str) -> int:
     return _SEGMENTS.split(entry.name.lower()).count(needle)
 
 
-@dataclass(frozen=True)
-class SearchResult:
+class SearchResult(Struct, frozen=True):
     """Ranked matches plus what the scan could not cover, for the CLI to say."""
 
     matches: list[tuple[ServerEntry, str]]

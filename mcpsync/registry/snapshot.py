@@ -8,7 +8,6 @@ versions come newest published first, search matches names case-insensitively.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 import threading
@@ -16,6 +15,8 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from mcpsync.errors import InputError, NotFound
 from mcpsync.registry import server_not_found, version_not_found
@@ -27,8 +28,7 @@ _RFC3339 = re.compile(
 _UNDATED = datetime.min.replace(tzinfo=timezone.utc)
 
 
-@dataclasses.dataclass(frozen=True)
-class _Loaded:
+class _Loaded(msgspec.Struct, frozen=True):
     """One entry as read, before the snapshot as a whole is known."""
 
     entry: ServerEntry
@@ -168,7 +168,7 @@ def _with_latest(items: list[_Loaded]) -> list[ServerEntry]:
     from mcpsync.versions import registry_latest  # only bare server.json files need it
 
     latest = registry_latest([entry.version for entry in entries])
-    return [dataclasses.replace(e, is_latest=e.version == latest) for e in entries]
+    return [msgspec.structs.replace(e, is_latest=e.version == latest) for e in entries]
 
 
 def _newest_first(entries: list[ServerEntry]) -> list[ServerEntry]:

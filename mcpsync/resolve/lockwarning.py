@@ -3,11 +3,10 @@ module of its own so that neither imports the other for it)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 
-@dataclass(frozen=True)
-class LockWarning:
+class LockWarning(Struct, frozen=True):
     """Something that does not stop the lock but is likely a mistake (a typo in an env or
     variables key, a server a target cannot write). Reported on stderr and in --json."""
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from mcpsync.lock.lockfile import Lock
 from mcpsync.manifest.parse import Manifest
@@ -22,8 +23,7 @@ from mcpsync.registry.base import ServerEntry
 MIRROR_FILE = "servers.json"
 
 
-@dataclass(frozen=True)
-class Mirrored:
+class Mirrored(Struct, frozen=True):
     name: str
     versions: tuple[str, ...]  # kept, newest first as the registry listed them
     available: int  # how many versions the registry had

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from msgspec import Struct, field
 
 from mcpsync.artifacts import CURRENT_KINDS, Artifact, Wanted, wanted
 from mcpsync.errors import EnvFailure, InputError
@@ -37,8 +38,7 @@ def needs_latest(launch: Launch) -> bool:
     return launch.package_version == LATEST and launch.registry_type in NAMED_VERSIONS
 
 
-@dataclass(frozen=True)
-class Pins:
+class Pins(Struct, frozen=True):
     """What the old lock lets a (re)resolved entry keep."""
 
     file: str = "mcp.toml"  # for warnings

@@ -6,8 +6,10 @@ import functools
 import re
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from mcpsync.artifacts import Lookup as ArtifactLookup
 from mcpsync.artifacts import wanted
@@ -25,8 +27,7 @@ if TYPE_CHECKING:
     from mcpsync.launch.secrets import LiteralSecret
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(Struct, frozen=True):
     """One line of the change report: Added / Updated / Downgraded / Removed / Changed /
     Repaired."""
 
@@ -51,8 +52,7 @@ class Change:
 Warn = Callable[[LockWarning], None]
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(Struct, frozen=True):
     """Which servers keep their lock entry as is, and which need the registry."""
 
     keep: dict[str, LockedServer]
@@ -199,8 +199,7 @@ def _server(
     return result
 
 
-@dataclass
-class _Settled:
+class _Settled(Struct):
     """What the registry (and the stores) made of each alias: its entry or its own failure,
     and the warnings about its mcp.toml keys; `missing` holds the names the registry lacks."""
 
@@ -214,8 +213,7 @@ class _Settled:
         self.missing.update(other.missing)
 
 
-@dataclass(frozen=True)
-class _Work:
+class _Work(Struct, frozen=True, dict=True):
     """The servers to resolve (or refresh) against the registry, grouped by registry name."""
 
     manifest: Manifest

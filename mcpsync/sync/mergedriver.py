@@ -20,9 +20,10 @@ from __future__ import annotations
 import re
 import subprocess
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+
+from msgspec import Struct
 
 from mcpsync.errors import EnvFailure, InputError
 
@@ -32,8 +33,7 @@ _GONE = object()  # a key absent on one side
 _TABLE_AFTER_TEXT = re.compile(r"^([^\n#\[][^\n]*\n)(\[)", re.MULTILINE)
 
 
-@dataclass(frozen=True)
-class Merged:
+class Merged(Struct, frozen=True):
     text: str  # what goes into %A
     clean: bool  # False: the merge stops at this file (git's exit status 1)
     message: str | None = None  # what the user is told, on stderr

@@ -27,9 +27,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
+
+from msgspec import Struct, field
 
 from mcpsync.errors import InputError
 
@@ -43,8 +44,7 @@ RECORD_HEADER = (
 )
 
 
-@dataclass(frozen=True)
-class Foreign:
+class Foreign(Struct, frozen=True):
     """An entry that mcpsync did not write and that syncing would replace or remove."""
 
     name: str  # "" when the entry has no usable name
@@ -76,8 +76,7 @@ def _well_formed(files: object) -> bool:
     )
 
 
-@dataclass
-class Ledger:
+class Ledger(Struct):
     path: Path
     files: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     text: str | None = None  # as read, to tell whether it changed
@@ -219,8 +218,7 @@ def foreign(
     return found
 
 
-@dataclass
-class Record:
+class Record(Struct):
     """`mcp.synced.toml`: the entry names sync wrote in each project-scope file, keyed by
     the file's path relative to the project root (with `/`, the same on every OS)."""
 

@@ -20,9 +20,11 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from mcpsync.errors import InputError
 from mcpsync.lock.lockfile import Lock
@@ -33,8 +35,7 @@ if TYPE_CHECKING:
     from mcpsync.fsutil import Write
 
 
-@dataclass
-class SyncPlan:
+class SyncPlan(Struct):
     changes: list[FileChange]
     ctx: SyncContext  # the ledger and stamps as read
     ledger_new: str | None  # None: no shared file touched, leave no ledger behind

@@ -40,7 +40,7 @@ def client_server(server: LockedServer, target_kind: str, scope: str, root: Path
     passes it to the launcher, which passes it on."""
     if server.tree is None:
         return server
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     where = () if scope == "project" else ("-C", str(root))
     args: tuple[str, ...] = (*where, "run", server.alias)
@@ -58,7 +58,8 @@ def started_here(server: LockedServer, root: Path) -> LockedServer:
     if server.tree is None:
         return server
     import sys
-    from dataclasses import replace
+
+    from msgspec.structs import replace
 
     env = dict(server.launch.env)
     for name in ("PYTHONPATH", "MCPSYNC_CACHE_DIR"):  # the SDK passes only PATH, HOME, …

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from pathlib import Path
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from mcpsync.artifacts.model import StoreSettings, wanted
 from mcpsync.errors import McpsyncError
@@ -21,8 +23,7 @@ from mcpsync.lock.tree import TreeRecord, backend, digest_of, file_for, kind, tr
 from mcpsync.manifest.parse import Manifest
 
 
-@dataclass(frozen=True)
-class TreeStep:
+class TreeStep(Struct, frozen=True):
     lock: Lock  # the new lock, every [server.tree] set
     files: Mapping[str, bytes]  # relative path -> bytes to write (new or changed trees)
     removed: tuple[str, ...]  # relative paths of tree files no entry records any more

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from msgspec import Struct
+from msgspec.structs import asdict
 
 from mcpsync import procgroup
 from mcpsync.errors import McpsyncError
@@ -21,8 +23,7 @@ from mcpsync.lock.lockfile import LockedServer
 VERSION_TIMEOUT = 5.0  # seconds for `TOOL --version`; docker answers without its engine
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(Struct, frozen=True):
     check: str  # lock | runtime | env | target
     subject: str  # "mcp.lock", an alias, or a target label
     ok: bool

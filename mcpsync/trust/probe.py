@@ -19,9 +19,10 @@ import os
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+
+from msgspec import Struct
 
 from mcpsync import procgroup
 from mcpsync.errors import EnvFailure, InputError
@@ -38,8 +39,7 @@ CLOSE_GRACE = 1.0  # seconds a server that answered gets to exit after its stdin
 EXIT_GRACE = 0.5  # seconds to learn a server's exit code after its stdout closed
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(Struct, frozen=True):
     """One server's probe: its surface, or one line saying why not (`code` 2 or 3)."""
 
     alias: str

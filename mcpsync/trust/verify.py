@@ -9,8 +9,9 @@ pinned tools, described and shaped as they were.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from mcpsync.artifacts.model import StoreSettings
 from mcpsync.errors import NotFound
@@ -19,8 +20,7 @@ from mcpsync.lock.surface import Surface, compare
 from mcpsync.registry.base import Registry, ServerEntry
 
 
-@dataclass(frozen=True)
-class Drift:
+class Drift(Struct, frozen=True):
     """One thing that no longer holds. `kind`: digest | version-gone | artifact | surface."""
 
     alias: str

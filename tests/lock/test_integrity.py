@@ -10,7 +10,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -25,6 +25,7 @@ from cli_helpers import (
     run_cli,
     write_project,
 )
+from msgspec.structs import replace
 from project_helpers import age, snapshot
 from registry_stub import RegistryStub, make_item, npm_package, sample_items
 from test_lockfile import MANIFEST

@@ -7,12 +7,13 @@ only an online look-up can question."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from artifact_stubs import ArtifactStub, manifest_bytes, sha256
 from cli_helpers import Result, load_toml, lock_bytes, run_cli, write_project
+from msgspec.structs import replace
 from project_helpers import age, snapshot
 from registry_stub import RegistryStub, make_item, npm_package
 

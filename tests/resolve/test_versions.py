@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import random
 
 import pytest
@@ -318,7 +317,7 @@ def test_constraint_is_a_frozen_value_keyed_by_text() -> None:
     assert c == Constraint("^1.2") and hash(c) == hash(Constraint("^1.2"))
     assert c != Constraint.parse("^1.3")
     assert c.text == "^1.2"
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):  # frozen
         c.text = "^2"  # type: ignore[misc]
 
 

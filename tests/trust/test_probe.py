@@ -386,7 +386,7 @@ def test_a_hand_edited_pinned_description_is_refused(project: Path) -> None:
 def test_relock_keeps_the_surface_while_the_pin_holds(
     tmp_path: Path, registry: RegistryStub
 ) -> None:
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from mcpsync.lock import lockfile
     from mcpsync.lock.surface import Tool, make

@@ -12,9 +12,10 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+from msgspec import Struct, field
 
 from mcpsync.errors import InputError
 from mcpsync.fsutil import read_text, real_target
@@ -31,8 +32,7 @@ if TYPE_CHECKING:
 STAMPS_VERSION = 2
 
 
-@dataclass(frozen=True)
-class FileChange:
+class FileChange(Struct, frozen=True, dict=True):
     """One file's current and intended text. `old` is None when the file does not exist."""
 
     path: Path  # as the user knows it (may be a symlink)
@@ -56,8 +56,7 @@ class FileChange:
         return self.old != self.new
 
 
-@dataclass
-class SyncContext:
+class SyncContext(Struct):
     """What targets may know about the run: plain values, no click."""
 
     root: Path  # the directory of mcp.toml

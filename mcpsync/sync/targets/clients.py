@@ -18,9 +18,10 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from mcpsync.errors import InputError
 from mcpsync.lock.lockfile import LockedServer
@@ -53,8 +54,7 @@ NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_-]*"  # the alias rule; every client acce
 UserPath = Callable[[Path], Path]  # home -> the user-scope file (raises when there is none)
 
 
-@dataclass(frozen=True, kw_only=True)
-class ClientFormat:
+class ClientFormat(Struct, frozen=True, kw_only=True):
     kind: str
     user_file: UserPath
     style: RefStyle  # how it writes ${NAME}; no_syntax: it cannot
@@ -241,8 +241,7 @@ def file_of(
     return user(ctx.home)
 
 
-@dataclass(frozen=True)
-class Rendered:
+class Rendered(Struct, frozen=True):
     entries: dict[str, Any]  # name -> entry, in lock order
     missing: tuple[str, ...]  # variables the user must provide, sorted
 
@@ -282,15 +281,14 @@ def detached(ctx: SyncContext, path: Path) -> dict[str, str]:
 
 def with_comments(ctx: SyncContext, path: Path, detach: dict[str, str]) -> None:
     """Attach the comments that went with taken-over entries, for the adopt report."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     real = ctx.real(path)
     if real in ctx.found:
         ctx.found[real] = [replace(f, comment=detach.get(f.name, "")) for f in ctx.found[real]]
 
 
-@dataclass
-class ClientTarget:
+class ClientTarget(Struct):
     """A JSON/JSONC client config: the server map is edited in place, nothing else."""
 
     spec: TargetSpec

@@ -26,9 +26,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from mcpsync.errors import InputError, McpsyncError
 from mcpsync.launch.checks import env_name
@@ -127,8 +129,7 @@ def _order(entry: dict[str, Any]) -> dict[str, Any]:
     return {k: entry[k] for k in keys if k in entry}
 
 
-@dataclass
-class CodexTarget:
+class CodexTarget(Struct):
     spec: TargetSpec
 
     def plan(self, servers: Sequence[LockedServer], ctx: SyncContext) -> list[FileChange]:

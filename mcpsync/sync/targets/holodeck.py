@@ -20,9 +20,11 @@ per target when it writes the entries (FileChange.notes); declaring it in mcp.to
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from mcpsync.errors import InputError
 from mcpsync.lock.lockfile import LockedServer
@@ -195,8 +197,7 @@ def tool_defaults(entry: Mapping[str, Any]) -> Mapping[str, Any]:
     return {**TOOL_DEFAULTS, **stdio_defaults(type_key=False)(entry)}
 
 
-@dataclass
-class AgentTarget:
+class AgentTarget(Struct):
     """agent.yaml files: every `type: mcp` tool is generated from the lock."""
 
     spec: TargetSpec
@@ -332,8 +333,7 @@ def _is_mcp(item: Any) -> bool:
     return isinstance(item, dict) and item.get("type") == "mcp"
 
 
-@dataclass
-class GlobalTarget:
+class GlobalTarget(Struct):
     """~/.holodeck/config.yaml `mcp_servers:`, shared: only this project's entries change."""
 
     spec: TargetSpec

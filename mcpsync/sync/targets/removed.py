@@ -13,16 +13,17 @@ the file, as `import` does (targets/detect.py).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from mcpsync.errors import InputError
 from mcpsync.manifest.parse import TargetSpec
 from mcpsync.sync.targets.base import FileChange, SyncContext
 
 
-@dataclass(frozen=True)
-class Orphan:
+class Orphan(Struct, frozen=True):
     """A file sync wrote entries in for this project, whether or not a target still does."""
 
     path: Path

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
+
+from msgspec import Struct, field
 
 from mcpsync.errors import InputError
 from mcpsync.lock.lockfile import LockedServer
@@ -56,8 +57,7 @@ def no_syntax(name: str, secret: bool, optional: bool) -> str | None:
     return None
 
 
-@dataclass
-class Renderer:
+class Renderer(Struct):
     """Renders one server for one target, collecting the variables it had to leave out."""
 
     server: LockedServer

@@ -15,9 +15,10 @@ import json
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from mcpsync.errors import EnvFailure, InputError
 from mcpsync.lock.surface import Surface, canonical, digest, sri
@@ -50,8 +51,7 @@ TARGET_MEMBERS = {
 ARTIFACT_MEMBERS = ("digest", "method")
 
 
-@dataclass(frozen=True)
-class Violation:
+class Violation(Struct, frozen=True):
     """A broken rule: `rule` is a stable code (e.g. integrity-mismatch), `where` a JSON path."""
 
     rule: str

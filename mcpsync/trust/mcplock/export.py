@@ -17,9 +17,10 @@ import json
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
+
+from msgspec import Struct
 
 from mcpsync.errors import InputError
 from mcpsync.launch.checks import REFERENCE
@@ -68,8 +69,7 @@ def dumps(document: Mapping[str, Any]) -> str:
 # ---------------------------------------------------------------- the document
 
 
-@dataclass(frozen=True)
-class Core:
+class Core(Struct, frozen=True):
     """An entry's reviewable content, without timestamps and integrity: what `verify
     --mcp-lock` recomputes from the project and compares."""
 
