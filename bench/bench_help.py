@@ -18,8 +18,18 @@ from pathlib import Path
 
 TARGET_RATIO = 2.0  # --help answered from its cache (mcpsync/cli/help_cache.py)
 # Modules `--help` must not import: each costs tens of milliseconds at start-up.
-MUST_NOT = ("urllib3", "httpx", "httpcore", "yaml", "tomlkit", "mcp", "msgspec")
-ALSO_WATCHED = ("anyio", "trio", "pydantic", "rich", "packaging", "h11", "certifi", "ssl")
+MUST_NOT = ("urllib3", "httpx", "httpcore", "yaml", "tomlkit", "mcp")
+ALSO_WATCHED = (
+    "msgspec",
+    "anyio",
+    "trio",
+    "pydantic",
+    "rich",
+    "packaging",
+    "h11",
+    "certifi",
+    "ssl",
+)
 
 
 def mcpsync_command() -> list[str]:
