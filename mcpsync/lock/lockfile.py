@@ -217,13 +217,18 @@ def _value(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+        return _quoted(value).replace("\x7f", "\\u007f")
     if isinstance(value, Mapping):
         items = ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items())
         return "{ " + items + " }" if items else "{}"
     if isinstance(value, Iterable):
         return "[" + ", ".join(_value(v) for v in value) + "]"
     raise TypeError(f"cannot write {type(value).__name__} to mcp.lock")
+
+
+# What json.dumps(value, ensure_ascii=False) returns for a str, without building an encoder for
+# each of the ~2,000 strings of a 100-server lock (5.6 -> 2 ms for `dumps`).
+_quoted = json.encoder.encode_basestring
 
 
 def _key(key: str) -> str:
