@@ -5,7 +5,7 @@ bounded thread pool for batches. The MCP registry client (registry/http.py) and 
 stores (artifacts/) both sit on it; what a status or a body means is theirs to say.
 
 It speaks HTTP through urllib3 (not httpx): a cold `lock` is CPU-bound, and urllib3 costs
-0.65 ms of CPU a request at 100 in flight against httpx's 1.07 ms (bench/bench_http.py), and
+0.56 ms of CPU a request at 100 in flight against httpx's 1.02 ms (bench/bench_http.py), and
 about 40 ms less to import. Proxies (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY) are read
 from the environment with the standard library's own rules, and a custom CA bundle
 (SSL_CERT_FILE, SSL_CERT_DIR) is honoured, else certifi's.
@@ -143,9 +143,8 @@ class Fetcher:
         for manager in managers.values():
             manager.clear()
 
-    def _manager(self, url: str) -> urllib3.PoolManager:
-        """The pool manager for `url`: direct, or through the proxy the environment names."""
-        proxy = _proxy_for(url, self._proxies)
+    def _manager(self, proxy: str | None) -> urllib3.PoolManager:
+        """The pool manager for URLs `proxy` serves (None: direct)."""
         with self._lock:
             found = self._managers.get(proxy)
             if found is None:
@@ -241,12 +240,13 @@ class Fetcher:
 
     def _open(self, url: str, headers: dict[str, str]) -> urllib3.BaseHTTPResponse:
         """The first hop straight on the origin's pool, as `PoolManager.request` would send it
-        but without re-parsing the URL and re-finding the pool each time (0.58 -> 0.50 ms of
+        but without re-parsing the URL and re-finding the pool each time (0.60 -> 0.56 ms of
         CPU a request, bench/bench_http.py); a redirect is then followed by the manager. A
         proxied URL, or one with user info or characters to escape, goes by the manager."""
         origin, target = _origin_and_target(url)
-        if origin is None or _proxy_for(url, self._proxies) is not None:
-            return self._via_manager(url, headers, self._redirects)
+        proxy = _proxy_for(url, self._proxies)
+        if origin is None or proxy is not None:
+            return self._via_manager(url, headers, self._redirects, proxy)
         response = self._pool(origin, url).urlopen(
             "GET",
             target,
@@ -266,12 +266,13 @@ class Fetcher:
         following = urljoin(url, location)
         if _origin_and_target(following)[0] != origin:  # as urllib3 does on a later hop
             headers = {k: v for k, v in headers.items() if k.lower() not in _CROSS_ORIGIN_DROP}
-        return self._via_manager(following, headers, self._later_hops)
+        proxy = _proxy_for(following, self._proxies)
+        return self._via_manager(following, headers, self._later_hops, proxy)
 
     def _via_manager(
-        self, url: str, headers: dict[str, str], retries: urllib3.Retry
+        self, url: str, headers: dict[str, str], retries: urllib3.Retry, proxy: str | None
     ) -> urllib3.BaseHTTPResponse:
-        return self._manager(url).request(
+        return self._manager(proxy).request(
             "GET",
             url,
             headers=headers,
@@ -281,10 +282,12 @@ class Fetcher:
         )
 
     def _pool(self, origin: str, url: str) -> urllib3.HTTPConnectionPool:
+        """The direct manager's pool for `origin`, kept at hand (urllib3 2 closes a pool only
+        on `clear`, which `close` does with this dict emptied, not when it evicts one)."""
         with self._lock:
             found = self._pools.get(origin)
         if found is None:
-            found = self._manager(url).connection_from_url(url)
+            found = self._manager(None).connection_from_url(url)
             with self._lock:
                 found = self._pools.setdefault(origin, found)
         return found

@@ -139,7 +139,7 @@ class _Challenges:
     asks the token service straight away: one round trip fewer on every image's path. An answer
     remembered from an earlier run that no longer works is forgotten and learnt again."""
 
-    def __init__(self, memory: Path | None) -> None:
+    def __init__(self, memory: Path) -> None:
         self._lock = threading.Lock()
         self._memory = memory
         self._known: dict[str, str | None] = {}  # learnt in this run
@@ -196,13 +196,13 @@ REMEMBER_S = 7 * 24 * 3600  # a registry's token service rarely moves; a week bo
 MEMORY_FILE = "oci-challenges.json"
 
 
-def _recall(memory: Path | None) -> dict[str, tuple[str | None, float]]:
+def _recall(memory: Path) -> dict[str, tuple[str | None, float]]:
     """The challenges an earlier run learnt, less than REMEMBER_S old; {} for a missing,
     unreadable or malformed file (it is only ever a shortcut)."""
     import json
 
     try:
-        data = json.loads(memory.read_bytes()) if memory is not None else None
+        data = json.loads(memory.read_bytes())
         found = data["registries"] if isinstance(data, dict) else None
     except (OSError, ValueError, KeyError):
         return {}
@@ -219,14 +219,12 @@ def _recall(memory: Path | None) -> dict[str, tuple[str | None, float]]:
     return recalled
 
 
-def _save(memory: Path | None, entries: dict[str, tuple[str | None, float]]) -> None:
+def _save(memory: Path, entries: dict[str, tuple[str | None, float]]) -> None:
     """Best effort: a cache that cannot be written costs the next run a round trip, no more."""
     import json
 
     from mcpsync.fsutil import atomic_write
 
-    if memory is None:
-        return
     registries = {b: {"challenge": c, "learnt": int(w)} for b, (c, w) in sorted(entries.items())}
     with contextlib.suppress(McpsyncError, OSError):
         atomic_write(memory, json.dumps({"version": 1, "registries": registries}, indent=1))
